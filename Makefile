@@ -1,0 +1,30 @@
+# The README's commands. Each target sets up .venv on its own first, so a fresh clone needs only
+# python3 (3.10+) and make.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# Numba writes compiled kernels here, so spawned workers and later runs load them instead of
+# compiling again.
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.venv/numba-cache
+
+.PHONY: setup train test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml tools/install_torch.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) tools/install_torch.py
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+train: setup
+	$(PY) scripts/train.py --run-dir runs/make-train
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) scripts/benchmark.py all
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

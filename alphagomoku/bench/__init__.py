@@ -1,0 +1,7 @@
+"""Benchmarks behind ``scripts/benchmark.py``: one module per subsystem.
+
+Each module defines ``add_arguments(parser)`` and ``run(args) -> dict``; the dict holds the
+figures (and the machine they were taken on) and is printed as text or, with ``--json``, as JSON.
+"""
+
+BENCHMARKS = ("game", "mcts", "nn", "selfplay")
