@@ -1,0 +1,126 @@
+"""Network evaluations per second through the Evaluator, per preset, batch size and CPU threads.
+
+A figure is positions evaluated per second (planes in, priors and values out, as MCTS calls it),
+keyed ``"<preset> b<batch> t<threads>"``. On a CPU each measurement runs with one torch thread
+and with all of them; a measurement whose single call would take longer than
+``--max-call-seconds`` (estimated from the previous, smaller batch) is skipped and listed, so the
+default run stays within a couple of minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from alphagomoku import device as dev
+from alphagomoku.nn.config import PRESETS, ModelConfig
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _presets(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [n for n in names if n not in PRESETS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown preset(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(PRESETS)}")
+    return names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default="auto", help=f"{dev.VALID_FORMS} (default auto)")
+    parser.add_argument("--presets", type=_presets, default=list(PRESETS),
+                        help="comma-separated presets (default: all)")
+    parser.add_argument("--batch-sizes", type=_int_list, default=[1, 16, 64, 256],
+                        help="comma-separated batch sizes (default 1,16,64,256)")
+    parser.add_argument("--board-size", type=int, default=15, help="board side (default 15)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="time spent on each measurement (default 1)")
+    parser.add_argument("--threads", default="1,all",
+                        help="CPU only: torch thread counts to measure, 'all' = every core "
+                             "(default 1,all)")
+    parser.add_argument("--max-call-seconds", type=float, default=2.0,
+                        help="skip a measurement whose single call would take longer (default 2)")
+    parser.add_argument("--amp", choices=("auto", "on", "off"), default="auto",
+                        help="mixed precision: auto = on CUDA only")
+
+
+def _thread_counts(text: str, kind: str) -> list[int]:
+    import torch
+
+    if kind != "cpu":
+        return [torch.get_num_threads()]  # the GPU does the work; threads only feed it
+    out = []
+    for s in text.split(","):
+        s = s.strip()
+        n = dev.cpu_count() if s == "all" else int(s) if s.isdigit() else 0
+        if n < 1:
+            raise ValueError(f"thread counts must be positive or 'all', got {text!r}")
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> float:
+    """Positions per second for calls of ``batch`` random positions, after one warm-up call."""
+    cfg = evaluator.config
+    planes = (rng.random((batch, cfg.num_planes, cfg.height, cfg.width)) < 0.2).astype(np.float32)
+    legal = rng.random((batch, cfg.area)) < 0.7
+    evaluator(planes, legal)
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        evaluator(planes, legal)
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return calls * batch / elapsed
+
+
+def run(args) -> dict:
+    import torch
+
+    from alphagomoku.nn.evaluator import Evaluator
+    from alphagomoku.nn.model import PolicyValueNet
+
+    choice = dev.select_device(args.device)
+    amp = {"auto": None, "on": True, "off": False}[args.amp]
+    result: dict = {"device": str(choice.device), "device_name": choice.name,
+                    "torch": torch.__version__, "board_size": args.board_size,
+                    "seconds_per_measurement": args.seconds}
+    skipped = []
+    saved_threads = torch.get_num_threads()
+    rng = np.random.default_rng(0)
+    try:
+        for preset in args.presets:
+            torch.manual_seed(0)
+            model = PolicyValueNet(ModelConfig.preset(preset, args.board_size))
+            evaluator = Evaluator(model, choice.device, amp=amp)
+            # The best rate seen for this preset so far: on a shared machine one slow
+            # measurement must not get every larger batch skipped.
+            best_rate = None
+            for threads in _thread_counts(args.threads, choice.kind):
+                torch.set_num_threads(threads)
+                for batch in sorted(args.batch_sizes):
+                    key = f"{preset} b{batch} t{threads}"
+                    if best_rate is not None and batch / best_rate > args.max_call_seconds:
+                        skipped.append(f"{key} (~{batch / best_rate:.1f} s per call)")
+                        continue
+                    rate = measure(evaluator, batch, args.seconds, rng)
+                    best_rate = max(rate, best_rate or 0.0)
+                    result[key] = rate
+    finally:
+        torch.set_num_threads(saved_threads)
+    result["amp"] = evaluator.amp
+    result["skipped"] = ", ".join(skipped) if skipped else "none"
+    return result

@@ -1,0 +1,127 @@
+"""ModelConfig: the shape of the policy-value network, its named presets and its size in bytes.
+
+This module does not import torch, so :mod:`alphagomoku.device` can plan memory from a config in
+a process that has not loaded torch yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES
+
+# The heads follow AlphaGo Zero: a 1x1 convolution down to a few planes, then fully connected
+# layers over the board. Fixed rather than configurable: nobody has needed to tune them.
+POLICY_CHANNELS = 2
+VALUE_CHANNELS = 1
+
+# name -> (blocks, channels, value_hidden). Named blocks x channels, as KataGo's b6c96.
+PRESETS: dict[str, tuple[int, int, int]] = {
+    "tiny": (2, 32, 32),      # CI and smoke tests: an epoch in seconds on a CPU
+    "small": (6, 64, 64),     # a laptop CPU or Apple MPS
+    "medium": (10, 128, 128),  # one consumer GPU (Colab T4)
+    "large": (15, 192, 256),  # a data-centre GPU
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A residual tower of ``blocks`` blocks of ``channels`` channels on a ``width`` x
+    ``height`` board (``height`` 0 means square), reading ``num_planes`` input planes."""
+
+    blocks: int
+    channels: int
+    width: int = 15
+    height: int = 0
+    num_planes: int = NUM_PLANES
+    value_hidden: int = 64
+
+    def __post_init__(self):
+        if self.height == 0:
+            object.__setattr__(self, "height", self.width)
+        for name in ("width", "height"):
+            v = getattr(self, name)
+            if not _is_int(v) or not MIN_SIZE <= v <= MAX_SIZE:
+                raise ValueError(
+                    f"model board {name} must be an integer from {MIN_SIZE} to {MAX_SIZE} "
+                    f"(the sizes the game core supports), got {v!r}"
+                )
+        for name in ("blocks", "channels", "num_planes", "value_hidden"):
+            v = getattr(self, name)
+            if not _is_int(v) or v < 1:
+                raise ValueError(f"model {name} must be a positive integer, got {v!r}")
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def preset(cls, name: str, width: int = 15, height: int | None = None) -> "ModelConfig":
+        """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
+        blocks, channels, value_hidden = PRESETS[name]
+        return cls(blocks=blocks, channels=channels, width=width,
+                   height=width if height is None else height, value_hidden=value_hidden)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        """The inverse of :meth:`to_dict`; unknown or missing keys are an error, not ignored."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a model config must be a dict, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown model config key(s) {', '.join(map(repr, unknown))}: "
+                f"expected some of {', '.join(sorted(known))}"
+            )
+        missing = [k for k in ("blocks", "channels") if k not in data]
+        if missing:
+            raise ValueError(f"model config lacks {', '.join(missing)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def with_board(self, width: int, height: int | None = None) -> "ModelConfig":
+        """The same network for another board size."""
+        return replace(self, width=width, height=width if height is None else height)
+
+    # -- size -----------------------------------------------------------------------------------
+    @property
+    def area(self) -> int:
+        return self.width * self.height
+
+    @property
+    def label(self) -> str:
+        """``b6c64 9x9``: blocks, channels and board, for logs."""
+        return f"b{self.blocks}c{self.channels} {self.width}x{self.height}"
+
+    def num_parameters(self) -> int:
+        """Trainable parameters of :class:`alphagomoku.nn.model.PolicyValueNet` (checked
+        against torch by the tests)."""
+        c, a = self.channels, self.area
+        conv_bn = lambda cin, cout, k: cin * cout * k * k + 2 * cout  # noqa: E731 (no bias; BN)
+        stem = conv_bn(self.num_planes, c, 3)
+        tower = self.blocks * 2 * conv_bn(c, c, 3)
+        policy = conv_bn(c, POLICY_CHANNELS, 1) + (POLICY_CHANNELS * a + 1) * a
+        value = (conv_bn(c, VALUE_CHANNELS, 1) + (VALUE_CHANNELS * a + 1) * self.value_hidden
+                 + self.value_hidden + 1)
+        return stem + tower + policy + value
+
+    def weight_bytes(self, bytes_per_value: int = 4) -> int:
+        """Bytes of the weights and batch-norm statistics held on the device."""
+        bn_layers = 1 + 2 * self.blocks
+        bn_stats = 2 * (bn_layers * self.channels + POLICY_CHANNELS + VALUE_CHANNELS)
+        return (self.num_parameters() + bn_stats) * bytes_per_value
+
+    def activation_bytes(self, batch_size: int, bytes_per_value: int = 2, factor: float = 2.0) -> int:
+        """A deliberately generous estimate of activation memory for one forward pass of
+        ``batch_size`` positions: every convolution's output kept alive at once (as in training),
+        times ``factor`` for batch-norm/ReLU temporaries and convolution workspace. Inference
+        frees most of them early, so the true peak is lower."""
+        convs = 1 + 2 * self.blocks
+        per_position = self.channels * self.area * convs * bytes_per_value
+        return int(per_position * batch_size * factor)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

@@ -1,0 +1,134 @@
+"""Inference weights on disk: one file holding the model config and its state dict.
+
+The file is a plain dict ``{"format", "format_version", "model_config", "state_dict"}`` of
+strings, integers and tensors, so ``torch.load(weights_only=True)`` reads it without unpickling
+arbitrary objects. Training checkpoints (optimizer, schedule, RNG) live in ``alphagomoku.train``
+and are a different file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from alphagomoku.nn.config import ModelConfig
+from alphagomoku.nn.model import PolicyValueNet
+
+FORMAT = "alphagomoku-model"
+FORMAT_VERSION = 1
+
+# Added to parameter names by torch.compile and by DistributedDataParallel / DataParallel.
+_WRAPPER_PREFIXES = ("_orig_mod.", "module.")
+
+
+class CheckpointError(ValueError):
+    """A weights file that cannot be used: missing, damaged, not ours, or for another shape."""
+
+
+def strip_prefixes(state_dict: dict) -> dict:
+    """``state_dict`` with the prefixes of compiled or distributed wrappers removed."""
+    out = {}
+    for key, value in state_dict.items():
+        changed = True
+        while changed:
+            changed = False
+            for prefix in _WRAPPER_PREFIXES:
+                if key.startswith(prefix):
+                    key = key[len(prefix):]
+                    changed = True
+        out[key] = value
+    return out
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The PolicyValueNet inside a torch.compile or DDP wrapper."""
+    while not isinstance(model, PolicyValueNet):
+        inner = getattr(model, "_orig_mod", None)
+        if inner is None:
+            inner = getattr(model, "module", None)
+        if not isinstance(inner, nn.Module):
+            raise TypeError(f"expected a PolicyValueNet (possibly wrapped), got {type(model).__name__}")
+        model = inner
+    return model
+
+
+def save_model(path, model: nn.Module) -> Path:
+    """Write ``model``'s config and weights to ``path`` atomically: a reader sees the old file or
+    the new one, never half of one. Returns the path."""
+    net = unwrap(model)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model_config": net.config.to_dict(),
+        "state_dict": {k: v.detach().cpu() for k, v in strip_prefixes(net.state_dict()).items()},
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_model_file(path) -> tuple[ModelConfig, dict]:
+    """The config and state dict stored in ``path``, checked; CheckpointError says what is
+    wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no model file at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many types for a damaged file
+        raise CheckpointError(
+            f"{path} is not a readable model file (truncated or corrupt?): {type(e).__name__}: {e}"
+        ) from e
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{path} is not an alphagomoku model file (no format tag {FORMAT!r}); "
+            "a training checkpoint or another program's weights?"
+        )
+    version = payload.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has model format version {version!r}; this code reads up to "
+            f"{FORMAT_VERSION}: update alphagomoku"
+        )
+    try:
+        config = ModelConfig.from_dict(payload.get("model_config"))
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path} holds an invalid model config: {e}") from e
+    state_dict = payload.get("state_dict")
+    if not isinstance(state_dict, dict):
+        raise CheckpointError(f"{path} holds no state dict")
+    return config, strip_prefixes(state_dict)
+
+
+def model_from_state(config: ModelConfig, state_dict: dict, device="cpu", source: str = "") -> PolicyValueNet:
+    """A PolicyValueNet built from ``config`` with ``state_dict`` loaded, on ``device``, in eval
+    mode. A state dict of another shape raises CheckpointError naming the first mismatches."""
+    model = PolicyValueNet(config)
+    try:
+        model.load_state_dict(strip_prefixes(state_dict))
+    except RuntimeError as e:
+        where = f"{source} " if source else ""
+        raise CheckpointError(
+            f"weights {where}do not fit a {config.label} model: {str(e).strip()}"
+        ) from e
+    return model.to(device).eval()
+
+
+def load_model(path, device="cpu") -> PolicyValueNet:
+    """The model saved by :func:`save_model` at ``path``, rebuilt from its stored config."""
+    config, state_dict = read_model_file(path)
+    return model_from_state(config, state_dict, device=getattr(device, "device", device), source=str(path))

@@ -1,0 +1,45 @@
+"""The network benchmark runs with small settings and reports rates and skips."""
+
+import argparse
+
+import pytest
+
+from alphagomoku.bench import nn as bench
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_defaults_cover_every_preset_and_the_issue_batch_sizes():
+    args = parse()
+    assert args.presets == ["tiny", "small", "medium", "large"]
+    assert args.batch_sizes == [1, 16, 64, 256] and args.board_size == 15
+    assert args.device == "auto" and args.threads == "1,all"
+
+
+def test_a_small_run_reports_a_rate_per_batch_and_thread_count():
+    args = parse("--device", "cpu", "--presets", "tiny", "--batch-sizes", "1,4",
+                 "--board-size", "7", "--seconds", "0.05", "--threads", "1,2")
+    result = bench.run(args)
+    for key in ("tiny b1 t1", "tiny b4 t1", "tiny b1 t2", "tiny b4 t2"):
+        assert result[key] > 0
+    assert result["device"] == "cpu" and result["skipped"] == "none"
+
+
+def test_calls_estimated_to_be_too_slow_are_skipped_and_listed():
+    args = parse("--device", "cpu", "--presets", "tiny", "--batch-sizes", "1,100000",
+                 "--board-size", "7", "--seconds", "0.05", "--threads", "1",
+                 "--max-call-seconds", "0.5")
+    result = bench.run(args)
+    assert result["tiny b1 t1"] > 0 and "tiny b100000 t1" not in result
+    assert "tiny b100000 t1 (~" in result["skipped"]
+
+
+@pytest.mark.parametrize("argv", [["--presets", "tiny,huge"], ["--batch-sizes", "1,0"],
+                                  ["--batch-sizes", "a"]])
+def test_bad_options_are_usage_errors(argv):
+    with pytest.raises(SystemExit):
+        parse(*argv)
