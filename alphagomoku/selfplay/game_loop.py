@@ -1,0 +1,142 @@
+"""One worker's self-play: many games at once, one network batch per search step.
+
+Every game has its own search tree in one :class:`~alphagomoku.mcts.Forest`. Each step gathers a
+leaf from every tree that still needs simulations, evaluates all of them in one call, and backs
+the values up; a game whose root has enough visits plays its move. A finished game's tree is
+reset for the next game, so the batch stays full until the last games.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from alphagomoku.game.config import GameConfig
+from alphagomoku.game.constants import BLACK, WHITE
+from alphagomoku.game.position import Position
+from alphagomoku.mcts import Forest, SearchConfig, select_move
+from alphagomoku.selfplay.records import GameRecord
+
+
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    games_at_once: int = 8
+    temperature_moves: int = 8       # plies sampled in proportion to visits; then the best move
+    resign_threshold: float = 0.0    # resign below -threshold; 0 = never
+    resign_playthrough: float = 0.1  # share of games that never resign (false-resignation check)
+
+
+@dataclass
+class _Slot:
+    position: Position
+    moves: list
+    policies: list
+    values: list
+    playthrough: bool
+    would_resign: int = 0
+
+
+def play_games(
+    evaluator,
+    game: GameConfig,
+    search: SearchConfig,
+    settings: SelfPlaySettings,
+    num_games: int,
+    seed: int,
+) -> tuple[list[GameRecord], dict]:
+    """Play ``num_games`` games; return their records and timing statistics.
+
+    ``stats`` has: games, positions, evaluations, seconds, network_seconds.
+    """
+    if num_games < 1:
+        raise ValueError(f"num_games must be at least 1, got {num_games}")
+    rng = np.random.default_rng(seed)
+    k = min(num_games, settings.games_at_once)
+    forest = Forest(game, search, k, seed=int(rng.integers(2**31)))
+    slots: list[_Slot | None] = [None] * k
+    started = 0
+    records: list[GameRecord] = []
+    evaluations = 0
+    network_seconds = 0.0
+    t0 = time.perf_counter()
+
+    def start(i: int) -> None:
+        nonlocal started
+        position = Position(game)
+        playthrough = bool(rng.random() < settings.resign_playthrough)
+        slots[i] = _Slot(position, [], [], [], playthrough)
+        forest.reset(i, position)
+        started += 1
+
+    for i in range(k):
+        start(i)
+    active = np.ones(k, dtype=np.bool_)
+    sims = search.num_simulations
+    while active.any():
+        need = np.array([active[i] and forest.root_visits(i) < sims for i in range(k)])
+        if need.any():
+            n = forest.gather(need)
+            if n:
+                t = time.perf_counter()
+                priors, values = evaluator(forest.planes[:n], forest.legal[:n])
+                network_seconds += time.perf_counter() - t
+                evaluations += n
+                forest.apply(priors, values)
+        for i in np.flatnonzero(active & ~need):
+            slot = slots[i]
+            record = _play_one_move(forest, i, slot, settings, rng)
+            if record is None:
+                continue
+            records.append(record)
+            if started < num_games:
+                start(i)
+            else:
+                active[i] = False
+                slots[i] = None
+    stats = {
+        "games": len(records),
+        "positions": int(sum(r.length for r in records)),
+        "evaluations": evaluations,
+        "seconds": time.perf_counter() - t0,
+        "network_seconds": network_seconds,
+    }
+    return records, stats
+
+
+def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettings, rng) -> GameRecord | None:
+    """Play tree ``i``'s move; return the game's record when the game is over."""
+    visits = forest.visit_counts(i)
+    total = visits.sum()
+    position = slot.position
+    ply = len(slot.moves)
+    value = forest.root_value(i)
+    mover = position.to_move
+    if settings.resign_threshold > 0 and value < -settings.resign_threshold and ply > 0:
+        if slot.playthrough:
+            slot.would_resign = slot.would_resign or mover
+        else:
+            return _finish(slot, WHITE if mover == BLACK else BLACK, resigned=True)
+    slot.policies.append((visits / total).astype(np.float16))
+    slot.values.append(value)
+    temperature = 1.0 if ply < settings.temperature_moves else 0.0
+    move = select_move(visits, temperature, rng)
+    slot.moves.append(move)
+    position.play(move)
+    if position.is_over:
+        return _finish(slot, position.winner, resigned=False)
+    forest.advance(i, move)
+    return None
+
+
+def _finish(slot: _Slot, result: int, resigned: bool) -> GameRecord:
+    t = len(slot.moves)
+    return GameRecord(
+        moves=np.asarray(slot.moves, dtype=np.int16),
+        policies=np.asarray(slot.policies, dtype=np.float16).reshape(t, slot.position.config.area),
+        root_values=np.asarray(slot.values, dtype=np.float16),
+        result=int(result),
+        resigned=resigned,
+        would_resign=slot.would_resign,
+    )

@@ -1,0 +1,217 @@
+"""The self-play pool: spawn-context worker processes, streamed results, failures detected.
+
+``multiprocessing.Pool`` alone loses a task whose worker dies (it starts a replacement worker,
+but the task's result never comes, and ``imap_unordered`` waits forever), and it cannot tell a
+slow task from a hung one. So the pool here watches its workers: each registers its pid at start,
+the parent polls for results with a timeout, and
+
+* a task that raised comes back as a TaskFailure with the worker's traceback and is played again;
+* a worker that died (killed, crashed) is noticed by its pid leaving ``active_children()``;
+* no result for ``task_timeout`` seconds means a hang.
+
+For a death or a hang the pool is torn down and rebuilt and the tasks without a result are
+played again. Past ``max_failures`` failures in one call the run stops with SelfPlayError, which
+quotes what went wrong. Results are checked (a result with no games is an error, never data).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import time
+from typing import Callable, Iterable
+
+from alphagomoku.selfplay.records import BadRecordError
+from alphagomoku.selfplay.worker import (
+    SelfPlayTask,
+    TaskFailure,
+    TaskResult,
+    WorkerSpec,
+    init_worker,
+    play_task,
+    setup_worker,
+)
+
+
+class SelfPlayError(RuntimeError):
+    """Self-play cannot go on; the message says which worker failed how."""
+
+
+class _PoolBroken(Exception):
+    pass
+
+
+class SelfPlayPool:
+    """Plays self-play tasks on ``num_workers`` spawned processes (0: in this process)."""
+
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        num_workers: int,
+        task_timeout: float,
+        max_failures: int = 3,
+        log: Callable[[str], None] = print,
+        poll_seconds: float = 0.5,
+        task_fn: Callable = play_task,
+    ):
+        """``task_fn`` runs each task in a worker; it must be a module-level function (spawn
+        finds it by name). Tests pass wrappers of :func:`play_task` that inject failures."""
+        if num_workers < 0:
+            raise ValueError("num_workers must be 0 or more")
+        self.spec = spec
+        self.num_workers = num_workers
+        self.task_timeout = task_timeout
+        self.max_failures = max_failures
+        self.log = log
+        self.poll_seconds = poll_seconds
+        self.task_fn = task_fn
+        self.ctx = mp.get_context("spawn")
+        self._pool = None
+        self._registry = None
+        self._pids: dict[int, int] = {}  # pid -> worker index
+        self._local_state = None
+        self.worker_lines: list[str] = []
+        self.failures: list[str] = []
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def __enter__(self) -> "SelfPlayPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        if self.num_workers == 0:
+            if self._local_state is None:
+                self._local_state = setup_worker(0, self.spec)
+                self.worker_lines.append(self._local_state.device_line)
+            return
+        counter = self.ctx.Value("i", 0)
+        self._registry = self.ctx.Queue()
+        self._pids = {}
+        self._pool = self.ctx.Pool(
+            processes=self.num_workers, initializer=init_worker,
+            initargs=(counter, self._registry, self.spec),
+        )
+
+    def close(self) -> None:
+        """Stop every worker now; nothing is left running."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+        if self._registry is not None:
+            self._registry.close()
+            self._registry.join_thread()
+            self._registry = None
+
+    # -- playing ------------------------------------------------------------------------------------
+    def play(self, tasks: Iterable[SelfPlayTask], on_result: Callable[[TaskResult], None]) -> None:
+        """Play every task; call ``on_result`` as each result arrives (in completion order)."""
+        pending = {t.task_id: t for t in tasks}
+        self.failures = []
+        while pending:
+            if self.num_workers == 0:
+                self._play_local(pending, on_result)
+                continue
+            if self._pool is None:
+                self._start()
+            try:
+                self._play_round(pending, on_result)
+            except _PoolBroken as e:
+                self._fail(str(e))
+                self.close()
+
+    def _play_local(self, pending: dict, on_result) -> None:
+        from alphagomoku.selfplay import worker
+
+        if self._local_state is None:
+            self._start()
+        worker._STATE = self._local_state
+        for task_id in list(pending):
+            self._accept(self.task_fn(pending[task_id]), pending, on_result)
+
+    def _play_round(self, pending: dict, on_result) -> None:
+        it = self._pool.imap_unordered(self.task_fn, list(pending.values()))
+        expected = len(pending)
+        received = 0
+        last_result = time.monotonic()
+        while received < expected:
+            try:
+                result = it.next(timeout=self.poll_seconds)
+            except mp.TimeoutError:
+                self._check_workers()
+                if time.monotonic() - last_result > self.task_timeout:
+                    raise _PoolBroken(
+                        f"no self-play result for {self.task_timeout:.0f} s: a worker hangs "
+                        f"(raise --worker-timeout if tasks are legitimately this slow)"
+                    ) from None
+                continue
+            except Exception as e:  # noqa: BLE001 - e.g. a result that could not be pickled
+                # The pool re-raises a task's exception here; its cause holds the worker's traceback.
+                received += 1
+                last_result = time.monotonic()
+                remote = f"\n{e.__cause__}" if e.__cause__ is not None else ""
+                self._fail(f"a self-play task failed in its worker: {type(e).__name__}: {e}{remote}")
+                continue
+            received += 1
+            last_result = time.monotonic()
+            self._accept(result, pending, on_result)
+            self._check_workers()
+
+    def _accept(self, result, pending: dict, on_result) -> None:
+        if isinstance(result, TaskFailure) and result.fatal:
+            self.close()
+            raise SelfPlayError(f"{result.error}\n{result.traceback}")
+        if isinstance(result, TaskFailure):
+            self._fail(
+                f"worker {result.worker} (pid {result.pid}) raised in task {result.task_id}: "
+                f"{result.error}\n{result.traceback}"
+            )
+            return
+        if not isinstance(result, TaskResult):
+            self._fail(f"a worker returned {type(result).__name__} instead of a result: {result!r:.200}")
+            return
+        task = pending.get(result.task_id)
+        if task is None:
+            return  # a duplicate from before a rebuild
+        try:
+            if len(result.records) != task.num_games:
+                raise BadRecordError(f"{len(result.records)} games returned, {task.num_games} asked for")
+            for record in result.records:
+                record.validate(self.spec.game)
+        except BadRecordError as e:
+            self._fail(f"worker {result.worker} returned bad data for task {task.task_id}: {e}")
+            return
+        del pending[result.task_id]
+        on_result(result)
+
+    def _fail(self, message: str) -> None:
+        self.failures.append(message)
+        self.log(f"self-play failure {len(self.failures)}/{self.max_failures + 1}: {message}")
+        if len(self.failures) > self.max_failures:
+            self.close()
+            raise SelfPlayError(
+                f"self-play failed {len(self.failures)} times; stopping. Last failure:\n{message}"
+            )
+
+    def _check_workers(self) -> None:
+        """Learn new workers from the registry; a registered worker that is gone has died."""
+        while True:
+            try:
+                index, pid, line, init_error = self._registry.get_nowait()
+            except queue.Empty:
+                break
+            self._pids[pid] = index
+            self.worker_lines.append(line)
+            if init_error:
+                self.close()
+                raise SelfPlayError(f"{line}\n{init_error}")
+        alive = {p.pid for p in mp.active_children()}
+        for pid, index in list(self._pids.items()):
+            if pid not in alive:
+                del self._pids[pid]
+                raise _PoolBroken(
+                    f"worker {index} (pid {pid}) died (killed or crashed); "
+                    "the pool is rebuilt and its games played again"
+                )

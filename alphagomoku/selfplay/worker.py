@@ -1,0 +1,142 @@
+"""The code that runs inside a self-play worker process.
+
+Everything here is module level so that the spawn start method can find it by name. A worker
+sets its GPU before torch is imported, says which device it uses, loads the network when a task
+names a weights version it has not loaded yet, and returns either a TaskResult or a TaskFailure
+with the traceback: an exception never leaves a worker as a bare, unexplained error, and a task
+never returns nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+
+from alphagomoku.game.config import GameConfig
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What every worker needs, sent once through the pool's initializer (small and picklable)."""
+
+    game: GameConfig
+    search: object               # alphagomoku.mcts.SearchConfig
+    settings: object             # alphagomoku.selfplay.game_loop.SelfPlaySettings
+    device: str = "cpu"          # the device the parent resolved: cpu, mps or cuda
+    num_gpus: int = 0            # GPUs to spread workers over, round-robin (0: no CUDA)
+    threads_per_worker: int = 1  # torch threads in a CPU worker
+
+
+@dataclass(frozen=True)
+class SelfPlayTask:
+    task_id: int
+    num_games: int
+    seed: int
+    weights_path: str
+    weights_version: int
+
+
+@dataclass
+class TaskResult:
+    task_id: int
+    worker: int
+    pid: int
+    records: list
+    stats: dict = field(default_factory=dict)
+
+
+@dataclass
+class TaskFailure:
+    task_id: int
+    worker: int
+    pid: int
+    error: str       # one line
+    traceback: str   # the worker's full traceback
+    fatal: bool = False  # retrying cannot help (the worker's device does not work)
+
+
+@dataclass
+class _WorkerState:
+    index: int
+    spec: WorkerSpec
+    device: object = None
+    device_line: str = ""
+    init_error: str = ""
+    evaluator: object = None
+    version: int = -1
+
+
+_STATE: _WorkerState | None = None
+
+
+def init_worker(counter, registry, spec: WorkerSpec) -> None:
+    """Pool initializer. Must not raise: a raising initializer makes ``Pool`` restart workers
+    forever. A failure is stored and reported by the first task instead."""
+    global _STATE
+    # Ctrl-C goes to the whole process group; the parent alone decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    _STATE = setup_worker(index, spec)
+    registry.put((index, os.getpid(), _STATE.device_line, _STATE.init_error))
+
+
+def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
+    state = _WorkerState(index=index, spec=spec)
+    try:
+        from alphagomoku.device import limit_cpu_threads, select_device, set_worker_gpu
+
+        # Before torch is imported in this process: afterwards it would be too late.
+        set_worker_gpu(index, spec.num_gpus)
+        choice = select_device("cuda:0" if spec.num_gpus else spec.device)
+        if choice.kind == "cpu":
+            limit_cpu_threads(spec.threads_per_worker)
+        state.device = choice.device
+        state.device_line = f"[worker {index}] using {choice.kind.upper()}: {choice.name}"
+    except Exception as e:  # noqa: BLE001 - reported through the first task
+        state.init_error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+        state.device_line = f"[worker {index}] FAILED to set up device {spec.device!r}: {e}"
+    print(state.device_line, file=sys.stderr, flush=True)
+    return state
+
+
+def play_task(task: SelfPlayTask):
+    """Pool task: play ``task.num_games`` games with the weights the task names."""
+    state = _STATE
+    index = state.index if state else -1
+    if state is not None and state.init_error:
+        return TaskFailure(task_id=task.task_id, worker=index, pid=os.getpid(),
+                           error=state.device_line, traceback=state.init_error, fatal=True)
+    try:
+        if state is None:
+            raise RuntimeError("worker was not initialised (init_worker did not run)")
+        return run_task(state, task)
+    except BaseException as e:  # noqa: BLE001 - every failure goes back with its traceback
+        return TaskFailure(
+            task_id=task.task_id, worker=index, pid=os.getpid(),
+            error=f"{type(e).__name__}: {e}".splitlines()[0], traceback=traceback.format_exc(),
+        )
+
+
+def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
+    from alphagomoku.selfplay.game_loop import play_games
+
+    if state.version != task.weights_version:
+        from alphagomoku.nn import Evaluator
+        from alphagomoku.nn.io import load_model
+
+        model = load_model(task.weights_path, device=state.device)
+        state.evaluator = Evaluator(model, state.device)
+        state.version = task.weights_version
+    records, stats = play_games(
+        state.evaluator, state.spec.game, state.spec.search, state.spec.settings,
+        task.num_games, task.seed,
+    )
+    if len(records) != task.num_games:
+        raise RuntimeError(f"task asked for {task.num_games} games, the loop produced {len(records)}")
+    stats["worker"] = state.index
+    return TaskResult(task_id=task.task_id, worker=state.index, pid=os.getpid(), records=records, stats=stats)

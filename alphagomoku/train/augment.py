@@ -1,0 +1,48 @@
+"""Training batches: planes made from stored boards, each sample under a random symmetry."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from alphagomoku.game import kernels
+from alphagomoku.game.config import GameConfig
+from alphagomoku.game.constants import NUM_PLANES
+from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
+from alphagomoku.numba_config import JIT
+from alphagomoku.train.buffer import ReplayBuffer
+
+
+@njit(**JIT)
+def encode_batch(boards, to_move, last_move, h, w, rule, out):
+    """out[i] = input planes of position i; boards (B, h*w) int8, out (B, NUM_PLANES, h, w)."""
+    for i in range(boards.shape[0]):
+        kernels.encode_planes_into(boards[i], h, w, rule, to_move[i], last_move[i], out[i])
+
+
+def make_batch(
+    buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Planes (B, C, H, W), policy targets (B, H*W) and value targets (B,) for ``indices``.
+
+    With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
+    planes and its policy; with ``rng=None`` the samples are left as stored.
+    """
+    b = len(indices)
+    planes = np.empty((b, NUM_PLANES, game.height, game.width), dtype=np.float32)
+    encode_batch(
+        buffer.boards[indices], buffer.to_move[indices], buffer.last_move[indices].astype(np.int64),
+        game.height, game.width, game.rule_id, planes,
+    )
+    policies = buffer.policies[indices].astype(np.float32)
+    values = buffer.values[indices].copy()
+    if rng is not None:
+        syms = np.asarray(valid_symmetries(game.width, game.height))
+        choice = syms[rng.integers(0, len(syms), size=b)]
+        for k in np.unique(choice):
+            if k == 0:
+                continue
+            rows = np.flatnonzero(choice == k)
+            planes[rows] = transform_planes(planes[rows], int(k))
+            policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
+    return planes, policies, values

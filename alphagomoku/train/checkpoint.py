@@ -1,0 +1,76 @@
+"""Training checkpoints: one dict with everything ``--resume`` needs, written atomically.
+
+``checkpoints/epoch_000012.pt`` for each epoch (the last ``keep`` kept) and ``latest.pt``, a copy
+of the newest. Each is written to a temporary file and renamed into place, so a crash or Ctrl-C
+during a save leaves the previous files whole. Inference weights for workers and players are a
+separate, smaller format (:mod:`alphagomoku.nn.io`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from alphagomoku.nn.io import CheckpointError, strip_prefixes
+from alphagomoku.train.atomic import atomic_path, atomic_torch_save
+
+FORMAT_VERSION = 1
+
+__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint", "rng_state", "restore_rng_state"]
+
+
+def rng_state() -> dict:
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
+
+
+def restore_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def save_checkpoint(run_dir: Path, state: dict, keep: int) -> Path:
+    """Write ``state`` as this epoch's checkpoint and as latest.pt; prune old ones."""
+    ckpt_dir = Path(run_dir) / "checkpoints"
+    path = ckpt_dir / f"epoch_{state['epoch']:06d}.pt"
+    state = {"format_version": FORMAT_VERSION, **state}
+    atomic_torch_save(state, path)
+    # latest.pt: a copy, itself atomic, so it is never a half-written file.
+    with atomic_path(ckpt_dir / "latest.pt") as tmp:
+        shutil.copyfile(path, tmp)
+    for old in sorted(ckpt_dir.glob("epoch_*.pt"))[:-keep]:
+        old.unlink()
+    return path
+
+
+def load_checkpoint(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        # Our checkpoints hold optimizer and RNG states (numpy arrays, tuples), so the restricted
+        # weights_only loader would refuse them; they are files this program wrote itself.
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as e:
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or truncated ({type(e).__name__}: {e}); "
+            "use an earlier one from the same checkpoints/ folder"
+        ) from None
+    if not isinstance(state, dict) or "format_version" not in state or "model" not in state:
+        raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")
+    if state["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format {state['format_version']}; this version reads {FORMAT_VERSION}"
+        )
+    state["model"] = strip_prefixes(state["model"])
+    return state

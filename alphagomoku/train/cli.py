@@ -1,0 +1,93 @@
+"""``scripts/train.py``: the command line of a training run.
+
+Only the config module is imported at the top: torch loads inside :func:`main`, after the
+arguments are checked, so ``--help`` and a bad flag answer at once, and spawned self-play workers
+(which import the main script's module) do not import torch before they pick their GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from alphagomoku.train.config import ConfigError, TrainConfig
+
+_HELP = {
+    "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
+    "model_preset": "network size: tiny (CI), small, medium, large",
+    "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
+    "selfplay_games": "self-play games per epoch",
+    "games_per_task": "games one worker plays at once; their leaves form one network batch",
+    "simulations": "MCTS simulations per move in self-play",
+    "epochs": "train until this epoch (with --resume: the total, not the number of new ones)",
+    "run_dir": "where config, checkpoints, replay buffer, metrics and games go",
+    "worker_timeout": "seconds without a result before a worker counts as hung (0: derived)",
+    "eval_every": "epochs between arena matches against the previous model and pure MCTS (0: never)",
+}
+
+_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "rule": "RULE", "model_preset": "PRESET",
+            "lr_schedule": "SCHEDULE"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="train.py",
+        description="AlphaZero-style training: parallel self-play, then gradient steps, every epoch.",
+    )
+    p.add_argument("--config", metavar="FILE", help="JSON file of settings (flags override it)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --run-dir from checkpoints/latest.pt")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+    defaults = TrainConfig()
+    for f in fields(TrainConfig):
+        kind = {"int": int, "float": float, "str": str}[str(f.type)]
+        p.add_argument(
+            "--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=None,
+            metavar=_METAVAR.get(f.name, {"int": "N", "float": "X", "str": "NAME"}[str(f.type)]),
+            help=f"{_HELP.get(f.name, f.name.replace('_', ' '))} (default {getattr(defaults, f.name)!r})",
+        )
+    return p
+
+
+def resolve_config(args: argparse.Namespace) -> TrainConfig:
+    """Defaults, then the run's saved config (with --resume) or --config, then explicit flags."""
+    flags = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name) is not None}
+    base: dict = {}
+    if args.resume:
+        run_dir = Path(flags.get("run_dir") or TrainConfig().run_dir)
+        saved = run_dir / "config.json"
+        if saved.exists():
+            base = json.loads(saved.read_text())
+    if args.config:
+        return TrainConfig.from_file(args.config, **{**base, **flags})
+    return TrainConfig.from_dict({**base, **flags})
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        cfg = resolve_config(args)
+    except ConfigError as e:
+        print(f"train.py: error: {e}", file=sys.stderr)
+        return 2
+    print("configuration:\n" + json.dumps(cfg.to_dict(), indent=2), flush=True)
+
+    from alphagomoku.device import DeviceError
+    from alphagomoku.nn.io import CheckpointError
+    from alphagomoku.selfplay.pool import SelfPlayError
+    from alphagomoku.train.loop import Trainer
+
+    try:
+        trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
+        trainer.run()
+    except KeyboardInterrupt:
+        print("train.py: interrupted", file=sys.stderr)
+        return 130
+    except (ConfigError, DeviceError, CheckpointError, SelfPlayError) as e:
+        print(f"train.py: error: {e}", file=sys.stderr)
+        return 1
+    print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
+    return 0

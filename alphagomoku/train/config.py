@@ -1,0 +1,178 @@
+"""The configuration of a training run: one frozen dataclass, validated, saved with the run.
+
+Every field has a command-line flag in ``scripts/train.py`` (``--field-name``); a JSON file given
+with ``--config`` may set any of them, and unknown keys are rejected rather than ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from alphagomoku.game.config import GameConfig
+from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
+
+MODEL_PRESETS = ("tiny", "small", "medium", "large")
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot work; the message names the field and the fix."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # -- the game ---------------------------------------------------------------------------------
+    board_size: int = 15
+    n_in_row: int = 5
+    rule: str = "freestyle"
+    # -- the network ------------------------------------------------------------------------------
+    model_preset: str = "tiny"
+    device: str = "auto"
+    # -- self-play --------------------------------------------------------------------------------
+    parallel_workers: int = 2
+    selfplay_games: int = 32          # games per epoch, over all workers
+    games_per_task: int = 8           # games one worker plays at once (one network batch per step)
+    simulations: int = 64             # MCTS simulations per move
+    c_puct: float = 1.25
+    dirichlet_alpha: float = 10.0     # scaled: alpha = dirichlet_alpha / legal moves
+    dirichlet_eps: float = 0.25
+    temperature_moves: int = 8        # moves played in proportion to visits; then the most visited
+    resign_threshold: float = 0.0     # resign when root and best-child value < -threshold; 0 = never
+    resign_playthrough: float = 0.1   # share of games never resigned, to measure false resignations
+    worker_timeout: float = 0.0       # seconds a task may run; 0 = derived from the settings
+    max_worker_failures: int = 3      # pool rebuilds per epoch before the run stops
+    # -- training ---------------------------------------------------------------------------------
+    epochs: int = 8
+    batch_size: int = 128
+    lr: float = 2e-3
+    lr_schedule: str = "cosine"       # cosine | constant
+    weight_decay: float = 1e-4        # L2 on the weights
+    steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
+    sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
+    buffer_positions: int = 50_000    # replay window, in positions
+    min_buffer_positions: int = 256   # no gradient step before the buffer holds this many
+    # -- the run ----------------------------------------------------------------------------------
+    run_dir: str = "runs/default"
+    seed: int = 0
+    keep_checkpoints: int = 3
+    eval_every: int = 0               # epochs between arena matches; 0 = never
+    eval_games: int = 20
+    eval_simulations: int = 64
+    baseline_playouts: int = 200      # pure-MCTS baseline strength in those matches
+
+    def __post_init__(self):
+        self.validate()
+
+    # -- validation ---------------------------------------------------------------------------------
+    def validate(self) -> None:
+        def need(cond: bool, field: str, msg: str) -> None:
+            if not cond:
+                raise ConfigError(f"--{field.replace('_', '-')}: {msg}")
+
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("int", int):
+                need(isinstance(v, int) and not isinstance(v, bool), f.name, f"must be an integer, got {v!r}")
+            elif f.type in ("float", float):
+                need(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+                     f.name, f"must be a finite number, got {v!r}")
+            elif f.type in ("str", str):
+                need(isinstance(v, str), f.name, f"must be a string, got {v!r}")
+        need(MIN_SIZE <= self.board_size <= MAX_SIZE, "board_size",
+             f"must be from {MIN_SIZE} to {MAX_SIZE}, got {self.board_size}")
+        need(self.rule in RULE_NAMES, "rule", f"must be one of {', '.join(RULE_NAMES)}, got {self.rule!r}")
+        need(3 <= self.n_in_row <= self.board_size, "n_in_row",
+             f"must be from 3 to the board size ({self.board_size}), got {self.n_in_row}")
+        need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
+        need(self.model_preset in MODEL_PRESETS, "model_preset",
+             f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")
+        need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
+        need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
+        need(self.games_per_task >= 1, "games_per_task", "must be at least 1")
+        need(self.simulations >= 2, "simulations", "must be at least 2")
+        need(self.c_puct > 0, "c_puct", "must be positive")
+        need(self.dirichlet_alpha > 0, "dirichlet_alpha", "must be positive")
+        need(0 <= self.dirichlet_eps <= 1, "dirichlet_eps", "must be within [0, 1]")
+        need(self.temperature_moves >= 0, "temperature_moves", "must be 0 or more")
+        need(0 <= self.resign_threshold < 1, "resign_threshold", "must be within [0, 1); 0 turns resignation off")
+        need(0 <= self.resign_playthrough <= 1, "resign_playthrough", "must be within [0, 1]")
+        need(self.worker_timeout >= 0, "worker_timeout", "must be 0 (automatic) or a number of seconds")
+        need(self.max_worker_failures >= 0, "max_worker_failures", "must be 0 or more")
+        need(self.epochs >= 1, "epochs", "must be at least 1")
+        need(self.batch_size >= 2, "batch_size", "must be at least 2")
+        need(0 < self.lr < 10, "lr", f"must be within (0, 10), got {self.lr}")
+        need(self.lr_schedule in ("cosine", "constant"), "lr_schedule", "must be cosine or constant")
+        need(self.weight_decay >= 0, "weight_decay", "must be 0 or more")
+        need(self.steps_per_epoch >= 0, "steps_per_epoch", "must be 0 (use sample_reuse) or more")
+        need(self.sample_reuse > 0, "sample_reuse", "must be positive")
+        need(self.buffer_positions >= self.batch_size, "buffer_positions",
+             f"must hold at least one batch ({self.batch_size} positions)")
+        need(1 <= self.min_buffer_positions <= self.buffer_positions, "min_buffer_positions",
+             "must be from 1 to buffer_positions")
+        need(bool(self.run_dir), "run_dir", "must not be empty")
+        need(self.seed >= 0, "seed", "must be 0 or more")
+        need(self.keep_checkpoints >= 1, "keep_checkpoints", "must be at least 1")
+        need(self.eval_every >= 0, "eval_every", "must be 0 (never) or more")
+        need(self.eval_games >= 2, "eval_games", "must be at least 2 (one game with each colour)")
+        need(self.eval_simulations >= 2, "eval_simulations", "must be at least 2")
+        need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
+        dev = self.device
+        need(dev in ("auto", "cpu", "cuda", "mps") or (dev.startswith("cuda:") and dev[5:].isdigit()),
+             "device", f"must be auto, cpu, cuda, cuda:N or mps, got {dev!r}")
+
+    # -- derived ------------------------------------------------------------------------------------
+    @property
+    def game(self) -> GameConfig:
+        return GameConfig(width=self.board_size, n_in_row=self.n_in_row, rule=self.rule)
+
+    @property
+    def run_path(self) -> Path:
+        return Path(self.run_dir)
+
+    def task_timeout(self) -> float:
+        """Seconds one self-play task may take before its worker is taken to hang.
+
+        Generous on purpose: a false alarm costs a pool rebuild; the budget is ten times a slow
+        CPU's pace (1,000 network evaluations a second) for the task's worst case, at least a
+        minute."""
+        if self.worker_timeout > 0:
+            return self.worker_timeout
+        evals = self.games_per_task * self.simulations * self.board_size**2
+        return max(60.0, 10.0 * evals / 1000.0)
+
+    # -- (de)serialisation ------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **overrides) -> "TrainConfig":
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} does not exist") from None
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"config file {path} is not valid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path} must hold a JSON object of settings")
+        data.update(overrides)
+        return cls.from_dict(data)
+
+    def save(self, path: str | Path) -> None:
+        from alphagomoku.train.atomic import atomic_write_text
+
+        atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
+
+    def replace(self, **changes) -> "TrainConfig":
+        return TrainConfig.from_dict({**self.to_dict(), **changes})

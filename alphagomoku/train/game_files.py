@@ -1,0 +1,40 @@
+"""The games of each epoch, kept in the run directory (``games/epoch_XXXXXX.npz``).
+
+Moves of all games are stored end to end with their lengths, so a file of thousands of games is
+a few arrays. :func:`load_games` gives them back as move lists for replay, export or analysis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from alphagomoku.game.config import GameConfig
+from alphagomoku.train.atomic import atomic_path
+
+
+def save_games(path: str | Path, records: list, game: GameConfig) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(
+                f,
+                width=game.width, height=game.height, n_in_row=game.n_in_row, rule=game.rule,
+                moves=np.concatenate([r.moves for r in records]).astype(np.int16),
+                lengths=np.array([r.length for r in records], dtype=np.int32),
+                results=np.array([r.result for r in records], dtype=np.int8),
+                resigned=np.array([r.resigned for r in records], dtype=np.bool_),
+            )
+
+
+def load_games(path: str | Path) -> tuple[GameConfig, list[dict]]:
+    with np.load(path) as data:
+        game = GameConfig(width=int(data["width"]), height=int(data["height"]),
+                          n_in_row=int(data["n_in_row"]), rule=str(data["rule"]))
+        ends = np.cumsum(data["lengths"])
+        moves = np.split(data["moves"], ends[:-1])
+        games = [
+            {"moves": m.astype(int).tolist(), "result": int(r), "resigned": bool(s)}
+            for m, r, s in zip(moves, data["results"], data["resigned"])
+        ]
+    return game, games

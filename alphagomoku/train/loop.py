@@ -1,0 +1,317 @@
+"""The trainer: self-play, then gradient steps, then a checkpoint, epoch after epoch.
+
+Files of a run (``run_dir``): ``config.json``; ``checkpoints/epoch_XXXXXX.pt`` and ``latest.pt``;
+``weights/vXXXXXX.pt`` (the inference weights the self-play workers load); ``replay.npz``;
+``metrics.csv``; ``games/epoch_XXXXXX.npz``. Epoch ``e`` plays with the weights of epoch
+``e - 1`` (version 0: the untrained network) and ends with checkpoint ``e``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from alphagomoku.device import DeviceChoice, cpu_count, select_device
+from alphagomoku.game.constants import BLACK, DRAW, WHITE
+from alphagomoku.mcts import SearchConfig
+from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.nn.io import CheckpointError, save_model, unwrap
+from alphagomoku.selfplay.game_loop import SelfPlaySettings
+from alphagomoku.selfplay.pool import SelfPlayPool
+from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
+from alphagomoku.train.augment import make_batch
+from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
+from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from alphagomoku.train.config import ConfigError, TrainConfig
+from alphagomoku.train.game_files import save_games
+from alphagomoku.train.loss import alphazero_loss, policy_kl
+from alphagomoku.train.metrics import MetricsLog
+
+# Settings that define what is being learned: a resumed run must keep them.
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset")
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, resume: bool = False, log: Callable[[str], None] = print,
+                 progress: bool = True):
+        self.cfg = cfg
+        self.log = log
+        self.progress = progress
+        self.run_dir = cfg.run_path
+        self.game = cfg.game
+        self.device: DeviceChoice = select_device(cfg.device)
+        self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size)
+        self.model = PolicyValueNet(self.model_config).to(self.device.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.epoch = 0
+        self.amp_dtype = _amp_dtype(self.device)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
+        if resume:
+            self._resume()
+        else:
+            self._start_fresh()
+        self.metrics = MetricsLog(self.run_dir)
+        if resume:
+            self.metrics.truncate_after(self.epoch)
+
+    # -- set-up -------------------------------------------------------------------------------------
+    def _lr_factor(self, epoch: int) -> float:
+        if self.cfg.lr_schedule == "constant":
+            return 1.0
+        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(epoch, self.cfg.epochs) / self.cfg.epochs))
+
+    def _start_fresh(self) -> None:
+        latest = self.run_dir / "checkpoints" / "latest.pt"
+        if latest.exists():
+            raise ConfigError(
+                f"{self.run_dir} already holds a run (found {latest}): continue it with --resume, "
+                "or choose another --run-dir"
+            )
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        random.seed(self.cfg.seed)
+        np.random.seed(self.cfg.seed)
+        torch.manual_seed(self.cfg.seed)
+        self.cfg.save(self.run_dir / "config.json")
+
+    def _resume(self) -> None:
+        path = self.run_dir / "checkpoints" / "latest.pt"
+        if not path.exists():
+            raise CheckpointError(f"--resume: no checkpoint at {path}; start the run without --resume")
+        state = load_checkpoint(path)
+        saved = state.get("config", {})
+        for key in _FIXED_ON_RESUME:
+            if key in saved and saved[key] != getattr(self.cfg, key):
+                raise CheckpointError(
+                    f"--resume: the checkpoint was trained with {key}={saved[key]!r}, this run asks "
+                    f"for {getattr(self.cfg, key)!r}; drop the flag or start a new --run-dir"
+                )
+        try:
+            self.model.load_state_dict(state["model"])
+        except RuntimeError as e:
+            raise CheckpointError(f"checkpoint {path} does not fit the {self.cfg.model_preset} "
+                                  f"model: {str(e).splitlines()[0]}") from None
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        if "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
+        restore_rng_state(state["rng"])
+        self.rng.bit_generator.state = state["selfplay_rng"]
+        self.epoch = int(state["epoch"])
+        try:
+            self.buffer, buffer_epoch = ReplayBuffer.load(
+                self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
+        except BufferFileError as e:
+            raise CheckpointError(f"--resume: {e}") from None
+        if buffer_epoch != self.epoch:
+            self.log(f"note: replay buffer is from epoch {buffer_epoch}, checkpoint from epoch "
+                     f"{self.epoch} (a stop between the two saves); using the buffer as it is")
+        self.cfg.save(self.run_dir / "config.json")
+        self.log(f"resumed {path} at epoch {self.epoch}: {len(self.buffer)} positions in the buffer")
+
+    # -- the run ------------------------------------------------------------------------------------
+    def run(self) -> None:
+        cfg = self.cfg
+        self.log(f"device: {self.device} ({self.device.reason})")
+        spec = self._worker_spec()
+        pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
+                            log=self.log)
+        try:
+            with pool:
+                while self.epoch < cfg.epochs:
+                    self._run_epoch(pool)
+        except KeyboardInterrupt:
+            pool.close()
+            self.log(f"interrupted: workers stopped; the last complete checkpoint is epoch {self.epoch} "
+                     f"in {self.run_dir / 'checkpoints'}; continue with --resume")
+            raise
+        finally:
+            self.metrics.close()
+
+    def _worker_spec(self) -> WorkerSpec:
+        cfg = self.cfg
+        search = SearchConfig(
+            num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
+            dirichlet_eps=cfg.dirichlet_eps,
+        )
+        settings = SelfPlaySettings(
+            games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
+            resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
+        )
+        kind = self.device.kind
+        num_gpus = 0
+        if kind == "cuda":
+            # A named GPU (cuda:N) takes every worker; plain cuda/auto spreads them round-robin.
+            num_gpus = torch.cuda.device_count() if cfg.device in ("auto", "cuda") else 0
+        threads = max(1, cpu_count() // max(1, cfg.parallel_workers)) if kind == "cpu" else 1
+        device = str(self.device.device) if kind == "cuda" and not num_gpus else kind
+        return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
+                          num_gpus=num_gpus, threads_per_worker=threads)
+
+    def _weights_path(self, version: int) -> Path:
+        return self.run_dir / "weights" / f"v{version:06d}.pt"
+
+    def _publish_weights(self) -> Path:
+        """Write the current model for the workers (atomic); keep only the last two versions."""
+        path = self._weights_path(self.epoch)
+        if not path.exists():
+            save_model(path, unwrap(self.model))
+        for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
+            old.unlink()
+        return path
+
+    def _run_epoch(self, pool: SelfPlayPool) -> None:
+        cfg = self.cfg
+        weights = self._publish_weights()
+        epoch = self.epoch + 1
+        row: dict = {"epoch": epoch}
+        records = self._self_play(pool, weights, epoch, row)
+        save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
+        self._train(row, new_positions=row["positions"])
+        self.epoch = epoch
+        self.scheduler.step()
+        self.buffer.save(self.run_dir / "replay.npz", epoch)
+        save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
+        self.metrics.write(row)
+        self.log(
+            f"epoch {epoch}/{cfg.epochs}: loss {row.get('loss', float('nan')):.3f} "
+            f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
+            f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
+            f"buffer {len(self.buffer)}"
+        )
+
+    def _self_play(self, pool: SelfPlayPool, weights: Path, epoch: int, row: dict) -> list:
+        cfg = self.cfg
+        tasks = []
+        left = cfg.selfplay_games
+        while left > 0:
+            n = min(cfg.games_per_task, left)
+            seed = int(self.rng.integers(2**31))
+            tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch))
+            left -= n
+        records: list = []
+        totals = {"network_seconds": 0.0, "seconds": 0.0}
+        t0 = time.perf_counter()
+        bar = tqdm(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
+                   disable=not self.progress, leave=False)
+
+        def on_result(result: TaskResult) -> None:
+            records.extend(result.records)
+            for r in result.records:
+                self.buffer.add_game(r)
+            for k in totals:
+                totals[k] += result.stats.get(k, 0.0)
+            positions = sum(r.length for r in records)
+            bar.update(len(result.records))
+            bar.set_postfix(_shares(records) | {
+                "pos/s": f"{positions / max(time.perf_counter() - t0, 1e-9):.0f}",
+                "len": f"{positions / len(records):.1f}",
+            })
+
+        try:
+            pool.play(tasks, on_result)
+        finally:
+            bar.close()
+        elapsed = time.perf_counter() - t0
+        positions = sum(r.length for r in records)
+        results = [r.result for r in records]
+        row.update(
+            games=len(records), positions=positions, avg_length=positions / len(records),
+            black_wins=results.count(BLACK), white_wins=results.count(WHITE), draws=results.count(DRAW),
+            resignations=sum(r.resigned for r in records),
+            false_resignations=sum(r.false_resignation for r in records),
+            selfplay_seconds=elapsed, positions_per_second=positions / max(elapsed, 1e-9),
+            network_share=totals["network_seconds"] / max(totals["seconds"], 1e-9),
+        )
+        return records
+
+    def _train(self, row: dict, new_positions: int) -> None:
+        cfg = self.cfg
+        row["buffer_positions"] = len(self.buffer)
+        row["lr"] = self.optimizer.param_groups[0]["lr"]
+        if len(self.buffer) < cfg.min_buffer_positions:
+            self.log(f"buffer holds {len(self.buffer)} < {cfg.min_buffer_positions} positions: no training yet")
+            row["train_steps"] = 0
+            return
+        steps = cfg.steps_per_epoch or max(1, math.ceil(new_positions * cfg.sample_reuse / cfg.batch_size))
+        probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
+        old_log_p = self._log_policy(probe[0])
+        self.model.train()
+        sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
+        t0 = time.perf_counter()
+        for _ in tqdm(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
+            planes, policy, value = self._tensors(self.buffer.sample_indices(cfg.batch_size, self.rng))
+            with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
+                                enabled=self.amp_dtype is not None):
+                parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay)
+            self.optimizer.zero_grad(set_to_none=True)
+            self.scaler.scale(parts["loss"]).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            for k in sums:
+                sums[k] += float(parts[k])
+        elapsed = time.perf_counter() - t0
+        self.model.eval()
+        row.update(
+            train_steps=steps, train_seconds=elapsed, samples_per_second=steps * cfg.batch_size / elapsed,
+            loss=sums["loss"] / steps, value_loss=sums["value"] / steps, policy_loss=sums["policy"] / steps,
+            l2=sums["l2"] / steps, policy_entropy=sums["entropy"] / steps,
+            kl=policy_kl(old_log_p, self._log_policy(probe[0])),
+        )
+
+    def _tensors(self, indices: np.ndarray, augment: bool = True):
+        planes, policy, value = make_batch(self.buffer, indices, self.rng if augment else None, self.game)
+        dev = self.device.device
+        return (torch.from_numpy(planes).to(dev), torch.from_numpy(policy).to(dev),
+                torch.from_numpy(value).to(dev))
+
+    @torch.no_grad()
+    def _log_policy(self, planes: torch.Tensor) -> torch.Tensor:
+        self.model.eval()
+        logits, _ = self.model(planes)
+        return torch.log_softmax(logits.float(), dim=1)
+
+    def _state(self) -> dict:
+        return {
+            "epoch": self.epoch,
+            "config": self.cfg.to_dict(),
+            "model_config": self.model_config.to_dict(),
+            "model": unwrap(self.model).state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "rng": rng_state(),
+            "selfplay_rng": self.rng.bit_generator.state,
+        }
+
+
+def _amp_dtype(device: DeviceChoice):
+    if device.kind != "cuda":
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _shares(records: list) -> dict:
+    n = len(records)
+    results = [r.result for r in records]
+    return {"B/W/D": f"{results.count(BLACK) / n:.0%}/{results.count(WHITE) / n:.0%}/{results.count(DRAW) / n:.0%}"}
+
+
+def export_model(checkpoint: str | Path, out: str | Path) -> Path:
+    """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
+    state = load_checkpoint(checkpoint)
+    model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
+    model.load_state_dict(state["model"])
+    return save_model(out, model)
+
+
+__all__ = ["Trainer", "export_model"]

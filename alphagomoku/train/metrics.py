@@ -1,0 +1,72 @@
+"""Per-epoch metrics: ``metrics.csv`` always, TensorBoard when it is installed."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+COLUMNS = (
+    "epoch", "games", "positions", "avg_length", "black_wins", "white_wins", "draws",
+    "resignations", "false_resignations", "selfplay_seconds", "positions_per_second",
+    "network_share", "buffer_positions", "train_steps", "train_seconds", "samples_per_second",
+    "loss", "value_loss", "policy_loss", "l2", "policy_entropy", "kl", "lr",
+    "elo_vs_previous", "elo_vs_baseline", "score_vs_baseline",
+)
+
+
+class MetricsLog:
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / "metrics.csv"
+        self._tb = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(Path(run_dir) / "tensorboard"))
+        except Exception:  # noqa: BLE001 - TensorBoard is optional (ImportError and friends)
+            self._tb = None
+
+    def write(self, row: dict) -> None:
+        unknown = set(row) - set(COLUMNS)
+        if unknown:
+            raise KeyError(f"metrics row has unknown columns {sorted(unknown)}")
+        new = not self.path.exists()
+        with open(self.path, "a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            if new:
+                writer.writeheader()
+            writer.writerow({k: _fmt(row.get(k, "")) for k in COLUMNS})
+            f.flush()
+        if self._tb is not None:
+            for k, v in row.items():
+                if k != "epoch" and isinstance(v, (int, float)):
+                    self._tb.add_scalar(k, v, row["epoch"])
+            self._tb.flush()
+
+    def truncate_after(self, epoch: int) -> None:
+        """On resume: drop rows of epochs after the checkpoint (they will be run again)."""
+        rows = read_metrics(self.path)
+        kept = [r for r in rows if int(r["epoch"]) <= epoch]
+        if len(kept) == len(rows):
+            return
+        with open(self.path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(kept)
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return v
+
+
+def read_metrics(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
