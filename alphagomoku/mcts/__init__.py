@@ -1,0 +1,22 @@
+"""PUCT search compiled with Numba: many trees at once, their leaves evaluated in batches.
+
+See ``docs/architecture.md`` (MCTS) for the tree layout and the gather / evaluate / apply cycle.
+"""
+
+from alphagomoku.mcts.config import SearchConfig
+from alphagomoku.mcts.forest import Forest
+from alphagomoku.mcts.policy import (
+    TemperatureSchedule,
+    select_move,
+    uniform_evaluator,
+    visit_policy,
+)
+from alphagomoku.mcts.pure import PureMCTS
+from alphagomoku.mcts.search import SearchResult, search
+from alphagomoku.mcts.tree import DRAW, LOSS, UNKNOWN, WIN
+
+__all__ = [
+    "DRAW", "LOSS", "UNKNOWN", "WIN",
+    "Forest", "PureMCTS", "SearchConfig", "SearchResult", "TemperatureSchedule",
+    "search", "select_move", "uniform_evaluator", "visit_policy",
+]

@@ -1,0 +1,60 @@
+"""SearchConfig: the constants of one search, validated where they are made."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+
+def _check_int(name: str, value, lowest: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+        raise ValueError(f"{name} must be an integer of at least {lowest}, got {value!r}")
+
+
+def _check_float(name: str, value, low: float, high: float = math.inf,
+                 low_open: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if value < low or (low_open and value == low) or value > high:
+        lo = "(" if low_open else "["
+        hi = "]" if math.isfinite(high) else ")"
+        raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """PUCT search constants; defaults follow AlphaZero (Silver et al., 2018) where it has one.
+
+    * ``c_puct``: c_init of AlphaZero's exploration rate c(s) = log((1 + N + c_base) / c_base)
+      + c_init, or the constant rate when ``c_base`` is 0.
+    * ``fpu_reduction``: a move not yet tried is valued at its parent's mean value minus this
+      (first-play urgency).
+    * ``dirichlet_alpha``: total concentration of the root noise; each tree uses
+      dirichlet_alpha / (legal moves), so the noise spreads alike on every board size.
+    * ``dirichlet_eps``: weight of the noise in the root priors; 0 for play, 0.25 in self-play.
+    * ``leaves_per_tree``: leaves one gather may take from each tree; virtual loss (each visit
+      in flight counts as ``virtual_loss`` lost for the side choosing it) keeps them apart.
+    """
+
+    num_simulations: int = 800
+    c_puct: float = 1.25
+    c_base: float = 19652.0
+    fpu_reduction: float = 0.25
+    dirichlet_alpha: float = 10.0
+    dirichlet_eps: float = 0.0
+    leaves_per_tree: int = 1
+    virtual_loss: float = 1.0
+
+    def __post_init__(self):
+        _check_int("num_simulations", self.num_simulations, 1)
+        _check_float("c_puct", self.c_puct, 0.0, low_open=True)
+        _check_float("c_base", self.c_base, 0.0)
+        _check_float("fpu_reduction", self.fpu_reduction, 0.0, 2.0)
+        _check_float("dirichlet_alpha", self.dirichlet_alpha, 0.0, low_open=True)
+        _check_float("dirichlet_eps", self.dirichlet_eps, 0.0, 1.0)
+        _check_int("leaves_per_tree", self.leaves_per_tree, 1)
+        _check_float("virtual_loss", self.virtual_loss, 0.0, 10.0)
+
+    def replace(self, **changes) -> "SearchConfig":
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,404 @@
+"""Forest: K search trees searched together, their leaves evaluated in one batch.
+
+One cycle of the search is ``gather`` (one kernel call selects leaves in every active tree and
+writes their input planes into ``forest.planes``), the evaluator (one call on the whole batch),
+then ``apply`` (one kernel call expands the leaves and backs the values up). Python validates
+and orchestrates; it is never called per node or per leaf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from alphagomoku.game import kernels as game_kernels
+from alphagomoku.game.config import GameConfig
+from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU, RULE_NAMES, WHITE
+from alphagomoku.game.position import IllegalMoveError, Position
+from alphagomoku.mcts import kernels, playouts, reuse
+from alphagomoku.mcts.config import SearchConfig
+from alphagomoku.mcts.policy import uniform_evaluator
+from alphagomoku.mcts.tree import (
+    COLOR,
+    DRAW,
+    FIRST_EDGE,
+    FULL,
+    LOSS,
+    NODES_USED,
+    NUM_CHILDREN,
+    NUM_EDGES,
+    PUCT,
+    ROOT,
+    STATUS,
+    UCB1,
+    UNEXPANDED,
+    VALUE_SUM,
+    VISITS,
+    WIN,
+    SearchParams,
+    allocate_leaves,
+    allocate_scratch,
+    allocate_trees,
+    exploration_table,
+    tree_bytes,
+)
+
+SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
+
+
+def seed_state(seed: int, index: int = 0) -> np.uint64:
+    """The xorshift state of stream ``index`` of ``seed`` (never zero, which xorshift keeps)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    state = np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint64)[0]
+    return np.uint64(state) if state else np.uint64(1)
+
+
+class Forest:
+    """K search trees over one kind of board (see the module docstring for the cycle).
+
+    Visits: a node's visit count includes its own evaluation, so a searched root has
+    ``num_simulations`` visits and its children ``num_simulations - 1`` between them. Values are
+    from the side to move at the node. ``max_nodes`` bounds the nodes per tree; the default,
+    num_simulations + leaves_per_tree + 1, is all :meth:`run` can need, since every simulation
+    adds one node at most and tree reuse keeps no more nodes than the new root's visits.
+    """
+
+    def __init__(self, game: GameConfig, cfg: SearchConfig, num_trees: int, seed: int = 0,
+                 max_nodes: int | None = None, *, selection: str = "puct"):
+        if not isinstance(game, GameConfig):
+            raise TypeError(f"game must be a GameConfig, got {type(game).__name__}")
+        self._build(game.height, game.width, game.n_in_row, game.rule_id, cfg, num_trees, seed,
+                    max_nodes, selection)
+        self.game = game
+
+    @classmethod
+    def on_board(cls, height: int, width: int, n_in_row: int, rule: str, cfg: SearchConfig,
+                 num_trees: int, seed: int = 0, max_nodes: int | None = None, *,
+                 selection: str = "puct") -> "Forest":
+        """A forest on a board GameConfig does not allow (smaller than 5x5, e.g. tic-tac-toe on
+        3x3). Its trees are set with :meth:`reset_board`; :meth:`position` is unavailable."""
+        if rule not in RULE_NAMES:
+            raise ValueError(f"unknown rule {rule!r}: choose one of {', '.join(RULE_NAMES)}")
+        for name, v in (("height", height), ("width", width), ("n_in_row", n_in_row)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if n_in_row > max(height, width) or height * width > 32767:
+            raise ValueError(f"a {width}x{height} board cannot hold {n_in_row} in a row here")
+        self = cls.__new__(cls)
+        self._build(height, width, n_in_row, RULE_NAMES[rule], cfg, num_trees, seed, max_nodes,
+                    selection)
+        self.game = None
+        return self
+
+    def _build(self, height, width, n_in_row, rule, cfg, num_trees, seed, max_nodes, selection):
+        if not isinstance(cfg, SearchConfig):
+            raise TypeError(f"cfg must be a SearchConfig, got {type(cfg).__name__}")
+        if isinstance(num_trees, bool) or not isinstance(num_trees, int) or num_trees < 1:
+            raise ValueError(f"num_trees must be a positive integer, got {num_trees!r}")
+        if selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        least = cfg.leaves_per_tree + 1
+        if max_nodes is None:
+            max_nodes = cfg.num_simulations + cfg.leaves_per_tree + 1
+        if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < least:
+            raise ValueError(f"max_nodes must be an integer of at least {least} "
+                             f"(leaves_per_tree + 1), got {max_nodes!r}")
+        self.cfg = cfg
+        self.num_trees = num_trees
+        self.height, self.width, self.n_in_row, self.rule = height, width, n_in_row, rule
+        self.area = height * width
+        self.max_nodes = max_nodes
+        self._params = SearchParams(
+            height=height, width=width, n_in_row=n_in_row, rule=rule,
+            selection=SELECTIONS[selection], c_puct=float(cfg.c_puct), c_base=float(cfg.c_base),
+            fpu_reduction=float(cfg.fpu_reduction), virtual_loss=float(cfg.virtual_loss),
+            dirichlet_alpha=float(cfg.dirichlet_alpha), dirichlet_eps=float(cfg.dirichlet_eps),
+            leaves_per_tree=cfg.leaves_per_tree, write_planes=True, leaf_boards=False,
+        )
+        # The in-kernel evaluators need no planes.
+        self._uniform_params = self._params._replace(write_planes=False)
+        self._rollout_params = self._params._replace(write_planes=False, leaf_boards=True)
+        self._trees = allocate_trees(num_trees, max_nodes, self.area)
+        self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width)
+        table = exploration_table(cfg.num_simulations + 2 * cfg.leaves_per_tree + 2,
+                                  float(cfg.c_puct), float(cfg.c_base))
+        self._scratch = allocate_scratch(self.area, max_nodes, table)
+        for i in range(num_trees):
+            self._trees.rng[i] = seed_state(seed, i)
+        self._live = np.zeros(num_trees, dtype=np.bool_)   # has a root with a move to search
+        self._positions: list[Position | None] = [None] * num_trees
+        self._pending = 0
+        #: float32 (max_leaves, 5, H, W): the input planes of the leaves of the last gather.
+        self.planes = self._leaves.planes
+        #: bool (max_leaves, H*W): their legal moves.
+        self.legal = self._leaves.legal
+
+    # -- roots --------------------------------------------------------------------------------
+    def _check_tree(self, i) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
+                or not 0 <= i < self.num_trees:
+            raise IndexError(f"tree index must be in [0, {self.num_trees}), got {i!r}")
+        return int(i)
+
+    def _check_idle(self, what: str) -> None:
+        if self._pending:
+            raise RuntimeError(f"cannot {what} while {self._pending} leaves of the last gather "
+                               "await apply()")
+
+    def reset(self, i: int, position: Position, seed: int | None = None) -> None:
+        """Make ``position`` the root of tree ``i``, dropping the tree. ``seed`` restarts the
+        tree's random stream (as tree 0 of ``Forest(..., seed=seed)`` would have it)."""
+        i = self._check_tree(i)
+        if self.game is None:
+            raise TypeError("this forest was built with Forest.on_board: use reset_board()")
+        if not isinstance(position, Position):
+            raise TypeError(f"position must be a Position, got {type(position).__name__}")
+        if position.config != self.game:
+            raise ValueError(f"position is for {position.config}, the forest for {self.game}")
+        if position.is_over:
+            raise ValueError("the game is over in this position: there is nothing to search")
+        self._set_root(i, position.board, position.to_move, position.last_move, seed)
+        self._positions[i] = position.copy()
+
+    def reset_board(self, i: int, board: np.ndarray, to_move: int, last_move: int = NO_MOVE,
+                    seed: int | None = None) -> None:
+        """Like :meth:`reset` from a bare board (int8 (H*W,), 0 empty, 1 black, 2 white)."""
+        i = self._check_tree(i)
+        board = np.asarray(board)
+        if board.shape != (self.area,):
+            raise ValueError(f"board must have shape ({self.area},), got {board.shape}")
+        if not np.isin(board, (EMPTY, BLACK, WHITE)).all():
+            raise ValueError("board points must be 0 (empty), 1 (black) or 2 (white)")
+        board = board.astype(np.int8)
+        blacks, whites = int((board == BLACK).sum()), int((board == WHITE).sum())
+        expected = BLACK if blacks == whites else WHITE if blacks == whites + 1 else None
+        if expected is None:
+            raise ValueError(f"{blacks} black and {whites} white stones: black moves first, so "
+                             "black must have as many stones as white or one more")
+        if to_move != expected:
+            raise ValueError(f"to_move must be {expected} with {blacks} black and {whites} white "
+                             f"stones, got {to_move!r}")
+        if last_move != NO_MOVE:
+            if not 0 <= last_move < self.area or board[last_move] != 3 - to_move:
+                raise ValueError(f"last_move {last_move} must hold a stone of the side that moved")
+            if game_kernels.wins_at(board, self.height, self.width, self.n_in_row, self.rule,
+                                    last_move, 3 - to_move):
+                raise ValueError("the game is over in this position: there is nothing to search")
+        if blacks + whites == self.area:
+            raise ValueError("the board is full: there is nothing to search")
+        self._set_root(i, board, to_move, last_move, seed)
+        self._positions[i] = None
+
+    def _set_root(self, i, board, to_move, last_move, seed) -> None:
+        self._check_idle("reset a tree")
+        legal = np.zeros(self.area, dtype=np.bool_)
+        h, w = self.height, self.width
+        if not game_kernels.legal_mask_into(board, h, w, self.rule, to_move, legal):
+            raise ValueError("the side to move has no legal move in this position")
+        if seed is not None:
+            self._trees.rng[i] = seed_state(seed)
+        kernels.clear_tree(self._trees, i)
+        kernels.set_root_position(self._trees, self._params, i, board, to_move, last_move)
+        self._live[i] = True
+
+    # -- the gather / evaluate / apply cycle ----------------------------------------------------
+    def gather(self, active: np.ndarray | None = None) -> int:
+        """Select leaves in the active trees; return how many need the evaluator.
+
+        Without ``active``, the trees whose root has fewer than num_simulations visits take
+        part; with it, exactly those trees (one past its budget still takes leaves_per_tree
+        more). The leaves' planes and legal masks are ``self.planes[:n]`` and ``self.legal[:n]``;
+        leaves whose value is known exactly are backed up here and not handed out.
+        """
+        self._check_idle("gather again")
+        room = self.cfg.num_simulations - self._trees.nodes[:, ROOT, VISITS].astype(np.int64)
+        if active is None:
+            quota = np.where(self._live & (room > 0), room, 0)
+        else:
+            mask = self._check_active(active)
+            quota = np.where(mask, np.where(room > 0, room, self.cfg.leaves_per_tree), 0)
+        n = int(kernels.gather(self._trees, self._leaves, self._scratch, self._params, quota))
+        self._pending = n
+        if n == 0 and self._leaves.report.any():
+            full = int(np.flatnonzero(self._leaves.report == FULL)[0])
+            raise RuntimeError(f"tree {full} has used all of its {self.max_nodes} nodes: build the "
+                               "Forest with a larger max_nodes")
+        return n
+
+    def _check_active(self, active) -> np.ndarray:
+        mask = np.asarray(active)
+        if mask.dtype != np.bool_ or mask.shape != (self.num_trees,):
+            raise ValueError(f"active must be a bool array of shape ({self.num_trees},), got "
+                             f"{mask.dtype} {mask.shape}")
+        if not self._live[mask].all():
+            idle = int(np.flatnonzero(mask & ~self._live)[0])
+            raise ValueError(f"tree {idle} has nothing to search: reset() it first, or its game "
+                             "is over")
+        return mask
+
+    def apply(self, priors: np.ndarray, values: np.ndarray) -> None:
+        """Expand the last gather's leaves. ``priors`` (n, H*W): any non-negative weights, masked
+        to the legal moves and renormalised here; ``values`` (n,) in [-1, 1], from the side to
+        move at each leaf."""
+        n = self._pending
+        priors = np.ascontiguousarray(priors, dtype=np.float32)
+        values = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+        if priors.shape != (n, self.area):
+            raise ValueError(f"priors must have shape ({n}, {self.area}) for the {n} leaves of the "
+                             f"last gather, got {priors.shape}")
+        if values.shape != (n,):
+            raise ValueError(f"values must have shape ({n},), got {values.shape}")
+        if n == 0:
+            return
+        # min/max/sum propagate NaN, and comparisons with NaN fail: two checks cover both.
+        if not priors.min() >= 0.0 or not np.isfinite(priors.sum()):
+            raise ValueError("priors must be finite and non-negative")
+        low, high = values.min(), values.max()
+        if not (-1.0 - 1e-4 <= low and high <= 1.0 + 1e-4):
+            raise ValueError(f"values must be finite and in [-1, 1], got range [{low}, {high}]")
+        if low < -1.0 or high > 1.0:
+            values = np.clip(values, -1.0, 1.0)  # a copy: the caller's array stays as it was
+        kernels.apply(self._trees, self._leaves, self._scratch, self._params, n, priors, values)
+        self._pending = 0
+
+    def run(self, evaluator, active: np.ndarray | None = None) -> None:
+        """Search until every active tree (default: every tree with a position) has
+        num_simulations root visits, counting those kept by tree reuse.
+        ``evaluator(planes, legal) -> (priors, values)`` is called once per batch."""
+        self._check_idle("run")
+        mask = self._live.copy() if active is None else self._check_active(active)
+        target = self.cfg.num_simulations
+        if evaluator is uniform_evaluator:
+            full = playouts.run_uniform(self._trees, self._leaves, self._scratch,
+                                       self._uniform_params, mask, target)
+            if full >= 0:
+                raise RuntimeError(f"tree {full} has used all of its {self.max_nodes} nodes: "
+                                   "build the Forest with a larger max_nodes")
+            return
+        while True:
+            need = mask & (self._trees.nodes[:, ROOT, VISITS] < target)
+            if not need.any():
+                return
+            n = self.gather(need)
+            if n:
+                priors, values = evaluator(self.planes[:n], self.legal[:n])
+                self.apply(priors, values)
+
+    # -- results ----------------------------------------------------------------------------
+    def visit_counts(self, i: int) -> np.ndarray:
+        """int32 (H*W,): visits of each root move (0 for moves never tried or illegal)."""
+        i = self._check_tree(i)
+        tr = self._trees
+        out = np.zeros(self.area, dtype=np.int32)
+        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
+        if first == UNEXPANDED:
+            return out
+        taken = slice(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN]))
+        out[tr.edge_move[i, taken]] = tr.nodes[i, tr.edge_child[i, taken], VISITS]
+        return out
+
+    def root_priors(self, i: int) -> np.ndarray:
+        """float32 (H*W,): the root's priors as the search uses them (noise included)."""
+        i = self._check_tree(i)
+        tr = self._trees
+        out = np.zeros(self.area, dtype=np.float32)
+        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
+        if first != UNEXPANDED:
+            block = slice(first, first + int(tr.nodes[i, ROOT, NUM_EDGES]))
+            out[tr.edge_move[i, block]] = tr.edge_prior[i, block]
+        return out
+
+    def root_visits(self, i: int) -> int:
+        return int(self._trees.nodes[self._check_tree(i), ROOT, VISITS])
+
+    def root_value(self, i: int) -> float:
+        """Mean value at the root for its side to move, in [-1, 1]; exactly 1 or -1 once the
+        search has solved the root as a win or a loss."""
+        i = self._check_tree(i)
+        tr = self._trees
+        status = tr.nodes[i, ROOT, STATUS]
+        if status == WIN:
+            return 1.0
+        if status == LOSS:
+            return -1.0
+        if status == DRAW:
+            return 0.0
+        n = tr.nodes[i, ROOT, VISITS]
+        return float(tr.values[i, ROOT, VALUE_SUM] / n) if n else 0.0
+
+    def root_status(self, i: int) -> int:
+        """tree.UNKNOWN, WIN, LOSS or DRAW: what the search has proved about the root."""
+        return int(self._trees.nodes[self._check_tree(i), ROOT, STATUS])
+
+    def num_nodes(self, i: int) -> int:
+        return int(self._trees.roots[self._check_tree(i), NODES_USED])
+
+    def is_live(self, i: int) -> bool:
+        """Whether tree ``i`` has a position with a move to search."""
+        return bool(self._live[self._check_tree(i)])
+
+    @property
+    def arrays(self):
+        """The raw TreeArrays (for tests and diagnostics; read, do not write)."""
+        return self._trees
+
+    def memory_bytes(self) -> int:
+        return tree_bytes(self._trees) + sum(a.nbytes for a in self._leaves)
+
+    def position(self, i: int) -> Position:
+        i = self._check_tree(i)
+        if self.game is None:
+            raise TypeError("this forest was built with Forest.on_board and keeps no Position")
+        pos = self._positions[i]
+        if pos is None:
+            raise ValueError(f"tree {i} has no position: reset() it first")
+        return pos.copy()
+
+    # -- moving on ----------------------------------------------------------------------------
+    def advance(self, i: int, move: int) -> None:
+        """Play ``move`` at the root of tree ``i``: its child becomes the root with its
+        statistics, the rest of the tree is freed. When the move ends the game the tree goes
+        idle until the next reset."""
+        i = self._check_tree(i)
+        self._check_idle("advance")
+        if not self._live[i]:
+            raise ValueError(f"tree {i} has no position to play in: reset() it first")
+        tr = self._trees
+        color = int(tr.roots[i, COLOR])
+        pos = self._positions[i]
+        if pos is not None:
+            pos.play(move)  # validates, and raises IllegalMoveError saying why
+            move = pos.moves[-1]
+        else:
+            move = self._check_bare_move(i, move, color)
+        board = tr.root_board[i].copy()
+        board[move] = color
+        legal = np.zeros(self.area, dtype=np.bool_)
+        h, w = self.height, self.width
+        over = (
+            game_kernels.wins_at(board, h, w, self.n_in_row, self.rule, move, color)
+            or not game_kernels.legal_mask_into(board, h, w, self.rule, 3 - color, legal)
+        )
+        if over:
+            self._live[i] = False
+            kernels.clear_tree(tr, i)
+            return
+        kept = reuse.keep_subtree(tr, self._scratch, i, move)
+        kernels.set_root_position(tr, self._params, i, board, 3 - color, move)
+        if not kept:
+            kernels.clear_tree(tr, i)
+        elif self.cfg.dirichlet_eps > 0:
+            kernels.add_root_noise(tr, self._scratch, self._params, i)
+
+    def _check_bare_move(self, i: int, move, color: int) -> int:
+        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) \
+                or not 0 <= move < self.area:
+            raise IllegalMoveError(f"move must be a point index in [0, {self.area}), got {move!r}")
+        board = self._trees.root_board[i]
+        if board[move] != EMPTY:
+            raise IllegalMoveError(f"point {move} is occupied")
+        if self.rule == RENJU and color == BLACK and game_kernels.is_forbidden(
+                board.copy(), self.height, self.width, int(move)):
+            raise IllegalMoveError(f"point {move} is forbidden for black under renju")
+        return int(move)
+

@@ -1,0 +1,41 @@
+"""Search one position: the entry point for players and tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from alphagomoku.game.position import Position
+from alphagomoku.mcts.config import SearchConfig
+from alphagomoku.mcts.forest import Forest
+from alphagomoku.mcts.policy import visit_policy
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """``visits`` int32 (H*W,) per root move; ``root_value`` for the side to move, in [-1, 1]
+    (exactly 1 or -1 when the search proved a win or a loss); ``policy`` float32 (H*W,), the
+    visit distribution (temperature 1)."""
+
+    visits: np.ndarray
+    root_value: float
+    policy: np.ndarray
+
+    @property
+    def best_move(self) -> int:
+        """The most visited move (the lowest point among equals)."""
+        return int(np.argmax(self.visits))
+
+
+def search(position: Position, evaluator, cfg: SearchConfig | None = None,
+           seed: int = 0) -> SearchResult:
+    """Search ``position`` for ``cfg.num_simulations`` simulations with ``evaluator(planes,
+    legal) -> (priors, values)``."""
+    cfg = SearchConfig() if cfg is None else cfg
+    forest = Forest(position.config, cfg, 1, seed=seed)
+    forest.reset(0, position)
+    forest.run(evaluator)
+    visits = forest.visit_counts(0)
+    return SearchResult(visits=visits, root_value=forest.root_value(0),
+                        policy=visit_policy(visits, 1.0))
