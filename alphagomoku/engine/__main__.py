@@ -1,0 +1,122 @@
+"""``pbrain-alphagomoku`` / ``python -m alphagomoku.engine``: the engine on stdin and stdout.
+
+Which player answers: ``--player SPEC`` if given (any spec of alphagomoku.eval.specs: for tests
+and comparisons), else the network in ``--checkpoint PATH``, else the model shipped with the
+package, else pure MCTS (said in a MESSAGE line). The player is built at the first START, and
+the tactical check (win now, or block the opponent's win) runs before it on every move unless
+``--no-tactics``.
+
+Only protocol lines go to stdout: anything else that prints (a library warning, say) is sent to
+stderr, so it cannot be read by the manager as an answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pbrain-alphagomoku",
+        description="alphagomoku as a Gomocup engine: speaks the pbrain protocol on stdin/stdout.",
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--checkpoint", metavar="PATH", help="model weights file to play with "
+                     "(default: the model shipped with the package, else pure MCTS)")
+    src.add_argument("--player", metavar="SPEC", help="play with this player instead, e.g. "
+                     "random, pure:200, uniform:400, net:PATH:800")
+    p.add_argument("--simulations", type=int, default=None, metavar="N",
+                   help="most MCTS simulations per move for the network (default: as many as "
+                        "the move time allows)")
+    p.add_argument("--device", default="auto", help="device for the network: auto, cpu, cuda, "
+                                                    "cuda:N, mps (default auto)")
+    p.add_argument("--n-in-row", type=int, default=5, metavar="N",
+                   help="stones in a row to win (Gomocup plays 5; other values for experiments)")
+    p.add_argument("--no-tactics", action="store_true",
+                   help="do not play immediate wins and blocks before asking the player")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="CPU threads for the network (default 1: a batch of one position gains "
+                        "little from more, and a tournament machine runs two engines at once)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the player's random choices")
+    return p
+
+
+def player_factory(args):
+    """A function building ``(player, notes)`` from the parsed arguments, called at START."""
+
+    def make():
+        from alphagomoku.eval.players import TacticalPlayer
+        from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
+
+        notes = []
+        if args.player:
+            spec = args.player
+        elif args.checkpoint:
+            spec = f"net:{args.checkpoint}"
+        elif DEFAULT_MODEL.is_file():
+            spec = f"net:{DEFAULT_MODEL}"
+        else:
+            spec = f"pure:{FALLBACK_PLAYOUTS}"
+            notes.append(f"no --checkpoint and no model shipped at {DEFAULT_MODEL}: playing pure "
+                         "MCTS (random playouts, no network)")
+        if spec.startswith("net:") and args.simulations:
+            spec = f"{spec}:{args.simulations}"
+        player = make_player(spec, seed=args.seed, device=args.device)
+        if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
+            sys.modules["torch"].set_num_threads(args.threads)
+        notes.append(f"player: {player.name}")
+        return (player if args.no_tactics else TacticalPlayer(player)), notes
+
+    return make
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.checkpoint and not Path(args.checkpoint).is_file():
+        parser.error(f"--checkpoint: no file at {args.checkpoint}")
+    if args.threads < 1:
+        parser.error(f"--threads must be at least 1, got {args.threads}")
+    if args.simulations is not None and args.simulations < 1:
+        parser.error(f"--simulations must be at least 1, got {args.simulations}")
+    if args.player:
+        from alphagomoku.eval.specs import PlayerSpecError, parse_player_spec
+
+        try:
+            parse_player_spec(args.player)
+        except PlayerSpecError as e:
+            parser.error(f"--player: {e}")
+
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # stray prints must not reach the manager
+    stdin = sys.stdin.buffer
+
+    def write(line: str) -> None:
+        # ASCII only: the manager reads bytes, and an echoed bad input may hold anything.
+        out.write(line.encode("ascii", "backslashreplace") + b"\n")
+        out.flush()
+
+    def read_line() -> str:
+        return stdin.readline().decode("utf-8", errors="replace")
+
+    from alphagomoku.engine.protocol import GomocupEngine
+
+    engine = GomocupEngine(player_factory(args), write, n_in_row=args.n_in_row, seed=args.seed)
+    try:
+        engine.run(read_line)
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0  # the manager went away: nothing to answer to
+    finally:
+        close = getattr(engine.player, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - exiting anyway
+                pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The arena: N games between two players, each opening played once with each colour.
+
+Games run in spawned worker processes (``workers=0``: in this process, one after another). A
+worker gets the players' spec strings, never live objects, and builds fresh players per game
+from them with a seed that depends only on the game's number, so a match gives the same games
+with any number of workers. A game that raises anywhere is reported with its traceback as an
+:class:`ArenaError`; no game is ever dropped or counted silently.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from alphagomoku.eval.elo import EloEstimate, elo_estimate
+from alphagomoku.game import BLACK, DRAW, NO_RESULT, WHITE, GameConfig, IllegalMoveError, Position
+from alphagomoku.game.symmetry import index_map, valid_symmetries
+from alphagomoku.records import GameRecord, write_psq, write_text
+
+# Openings use the points at most this far (in rows or columns) from the centre.
+_CENTRE_RADIUS = 2
+
+
+class ArenaError(RuntimeError):
+    """A game could not be played; the message names the game and carries the traceback."""
+
+
+# -- openings --------------------------------------------------------------------------------------
+def _canonical(moves: tuple[int, ...], game: GameConfig) -> tuple:
+    """The same key for openings that a symmetry of the board maps onto each other."""
+    keys = []
+    for k in valid_symmetries(game.width, game.height):
+        m = index_map(k, game.width, game.height)
+        keys.append((tuple(sorted(int(m[p]) for p in moves[0::2])),
+                     tuple(sorted(int(m[p]) for p in moves[1::2]))))
+    return min(keys)
+
+
+def make_openings(game: GameConfig, count: int, moves: int = 2, seed: int = 0,
+                  radius: int = _CENTRE_RADIUS) -> list[tuple[int, ...]]:
+    """``count`` short openings of ``moves`` stones each, on points within ``radius`` of the
+    centre, no two the same up to the board's symmetries, the same list for the same arguments.
+    Near the centre and a few stones long, none gives either side much; playing each with both
+    colours cancels what edge remains. When fewer distinct openings exist, the list repeats."""
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"the number of openings must be a positive integer, got {count!r}")
+    if not isinstance(moves, int) or moves < 0:
+        raise ValueError(f"opening length must be a non-negative integer, got {moves!r}")
+    cx, cy = game.width // 2, game.height // 2
+    region = [y * game.width + x
+              for y in range(max(0, cy - radius), min(game.height, cy + radius + 1))
+              for x in range(max(0, cx - radius), min(game.width, cx + radius + 1))]
+    if moves > len(region):
+        raise ValueError(f"an opening of {moves} stones does not fit in the {len(region)} points "
+                         f"within {radius} of the centre")
+    if moves == 0:
+        return [()] * count
+    rng = np.random.default_rng(seed)
+    found: list[tuple[int, ...]] = []
+    seen: set = set()
+    for _ in range(200 * count):
+        if len(found) == count:
+            break
+        pick = tuple(int(p) for p in rng.choice(region, size=moves, replace=False))
+        key = _canonical(pick, game)
+        if key in seen:
+            continue
+        try:
+            pos = Position.from_moves(pick, game)
+        except IllegalMoveError:
+            continue  # a renju-forbidden point for black
+        if pos.is_over:
+            continue
+        seen.add(key)
+        found.append(pick)
+    return [found[i % len(found)] for i in range(count)]
+
+
+# -- one game --------------------------------------------------------------------------------------
+def play_game(black, white, game: GameConfig, opening=(), time_per_move: float | None = None) -> GameRecord:
+    """One game from ``opening`` (flat indices, black first) between two reset players. A
+    player's illegal move raises IllegalMoveError naming the player."""
+    position = Position.from_moves(opening, game)
+    times = [0] * len(position.moves)
+    while not position.is_over:
+        player = black if position.to_move == BLACK else white
+        t0 = time.perf_counter()
+        move = player.choose(position, time_per_move)
+        times.append(int(round((time.perf_counter() - t0) * 1000)))
+        try:
+            position.play(move)
+        except IllegalMoveError as e:
+            raise IllegalMoveError(f"player {player.name!r} chose an illegal move {move!r}: {e}") from None
+    return GameRecord.from_position(position, times_ms=times, black=black.name, white=white.name,
+                                    opening=len(opening))
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """Everything a worker needs for one game, as plain data."""
+
+    index: int
+    spec_a: str
+    spec_b: str
+    a_black: bool
+    game: dict
+    opening: tuple
+    seed: int
+    time_per_move: float | None
+    device: str
+
+
+def _worker_init() -> None:
+    # Several workers share the cores: one BLAS/torch thread each (set before torch loads).
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def _play_task(task: GameTask) -> tuple[int, str, dict | str]:
+    """Play one game; ``(index, "ok", record dict)`` or ``(index, "error", traceback text)``."""
+    from alphagomoku.eval.players import close_player
+    from alphagomoku.eval.specs import make_player
+
+    made = []
+    try:
+        game = GameConfig(**task.game)
+        a = make_player(task.spec_a, seed=2 * task.seed, device=task.device)
+        made.append(a)
+        b = make_player(task.spec_b, seed=2 * task.seed + 1, device=task.device)
+        made.append(b)
+        if task.spec_a == task.spec_b:  # the record must still tell the two sides apart
+            a.name, b.name = f"{a.name} (A)", f"{b.name} (B)"
+        black, white = (a, b) if task.a_black else (b, a)
+        black.reset(game)
+        white.reset(game)
+        record = play_game(black, white, game, task.opening, task.time_per_move)
+        return task.index, "ok", record.to_dict()
+    except Exception:  # noqa: BLE001 - reported to the parent with the traceback
+        return task.index, "error", traceback.format_exc()
+    finally:
+        for p in made:
+            try:
+                close_player(p)
+            except Exception:  # noqa: BLE001 - a failed close must not hide the game's outcome
+                pass
+
+
+# -- the match -------------------------------------------------------------------------------------
+@dataclass
+class ArenaResult:
+    """Results from player A's side. ``records[i]`` is game i; ``a_black[i]`` its colours."""
+
+    player_a: str
+    player_b: str
+    game: GameConfig
+    records: list[GameRecord] = field(default_factory=list)
+    a_black: list[bool] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def outcome(self, i: int) -> float:
+        """A's score in game i: 1, 0.5 or 0."""
+        r = self.records[i]
+        if r.winner == DRAW:
+            return 0.5
+        if r.winner == NO_RESULT:
+            raise ValueError(f"game {i} has no result")
+        return 1.0 if (r.winner == BLACK) == self.a_black[i] else 0.0
+
+    def counts(self, a_colour: int | None = None) -> tuple[int, int, int]:
+        """(wins, draws, losses) of A, over all games or those where A had ``a_colour``."""
+        w = d = l = 0
+        for i in range(len(self.records)):
+            if a_colour is not None and self.a_black[i] != (a_colour == BLACK):
+                continue
+            s = self.outcome(i)
+            w += s == 1.0
+            d += s == 0.5
+            l += s == 0.0
+        return w, d, l
+
+    @property
+    def wins(self) -> int:
+        return self.counts()[0]
+
+    @property
+    def draws(self) -> int:
+        return self.counts()[1]
+
+    @property
+    def losses(self) -> int:
+        return self.counts()[2]
+
+    @property
+    def score(self) -> float:
+        w, d, l = self.counts()
+        return (w + 0.5 * d) / (w + d + l)
+
+    @property
+    def elo(self) -> EloEstimate:
+        return elo_estimate(*self.counts())
+
+    def summary(self) -> str:
+        w, d, l = self.counts()
+        bw, bd, bl = self.counts(BLACK)
+        ww, wd, wl = self.counts(WHITE)
+        g = self.game
+        return "\n".join([
+            f"{self.player_a} vs {self.player_b}: {len(self.records)} games on "
+            f"{g.width}x{g.height}, {g.n_in_row} in a row, {g.rule} ({self.seconds:.1f} s)",
+            f"  A wins {w}, draws {d}, loses {l}: score {self.score:.3f}",
+            f"  A as black: +{bw} ={bd} -{bl};  A as white: +{ww} ={wd} -{wl}",
+            f"  {self.elo}",
+        ])
+
+    def to_dict(self) -> dict:
+        w, d, l = self.counts()
+        return {
+            "player_a": self.player_a, "player_b": self.player_b, "game": self.game.to_dict(),
+            "games": len(self.records), "wins": w, "draws": d, "losses": l, "score": self.score,
+            "a_as_black": dict(zip(("wins", "draws", "losses"), self.counts(BLACK))),
+            "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE))),
+            "elo": self.elo.to_dict(), "seconds": self.seconds,
+        }
+
+
+def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int = 0,
+               opening_moves: int = 2, time_per_move: float | None = None,
+               device: str = "auto") -> list[GameTask]:
+    """Games 2k and 2k+1 play opening k, A black in the first and white in the second."""
+    if not isinstance(games, int) or games < 2 or games % 2:
+        raise ValueError(f"games must be an even number of at least 2 (each opening is played "
+                         f"once with each colour), got {games!r}")
+    openings = make_openings(game, games // 2, opening_moves, seed)
+    return [GameTask(i, spec_a, spec_b, i % 2 == 0, game.to_dict(), openings[i // 2],
+                     seed * 100_003 + i, time_per_move, device)
+            for i in range(games)]
+
+
+def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = None,
+              workers: int = 0, seed: int = 0, opening_moves: int = 2,
+              time_per_move: float | None = None, out_dir=None, device: str = "auto",
+              progress: bool = True) -> ArenaResult:
+    """Play ``games`` games of A (``spec_a``) against B; see :mod:`alphagomoku.eval.specs` for
+    the specs. ``out_dir``: each game is written there as ``game_NNNN.psq`` and ``.txt`` as it
+    finishes. Raises ArenaError if any game fails."""
+    from tqdm import tqdm
+
+    from alphagomoku.eval.specs import parse_player_spec
+
+    game = game or GameConfig()
+    for spec in (spec_a, spec_b):
+        parse_player_spec(spec)
+    if not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a non-negative integer, got {workers!r}")
+    tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device)
+    out = Path(out_dir) if out_dir is not None else None
+    result = ArenaResult(spec_a, spec_b, game)
+    done: dict[int, GameRecord] = {}
+    tally = [0, 0, 0]  # A's wins, draws, losses so far
+    desc = f"{spec_a} vs {spec_b}"
+    bar = tqdm(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...", unit="game",
+               disable=not progress)
+    t0 = time.perf_counter()
+
+    def collect(index: int, status: str, payload) -> None:
+        task = tasks[index]
+        if status != "ok":
+            black, white = (task.spec_a, task.spec_b) if task.a_black else (task.spec_b, task.spec_a)
+            raise ArenaError(f"game {index} ({black} black vs {white} white, opening "
+                             f"{list(task.opening)}) failed:\n{payload}")
+        record = GameRecord.from_dict(payload)
+        done[index] = record
+        if record.winner == DRAW:
+            tally[1] += 1
+        else:
+            tally[0 if (record.winner == BLACK) == task.a_black else 2] += 1
+        bar.set_postfix_str(f"A +{tally[0]} ={tally[1]} -{tally[2]}", refresh=False)
+        if out is not None:
+            write_psq(record, out / f"game_{index:04d}.psq")
+            write_text(record, out / f"game_{index:04d}.txt")
+        bar.update(1)
+
+    try:
+        if workers == 0:
+            for task in tasks:
+                collect(*_play_task(task))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx,
+                                     initializer=_worker_init) as pool:
+                futures = [pool.submit(_play_task, task) for task in tasks]
+                try:
+                    for fut in as_completed(futures):
+                        try:
+                            collect(*fut.result())
+                        except BrokenProcessPool as e:
+                            raise ArenaError(f"a worker process died (killed or crashed) while "
+                                             f"playing: {e}") from e
+                finally:
+                    for fut in futures:
+                        fut.cancel()
+    finally:
+        bar.close()
+    result.records = [done[i] for i in range(len(tasks))]
+    result.a_black = [t.a_black for t in tasks]
+    result.seconds = time.perf_counter() - t0
+    return result

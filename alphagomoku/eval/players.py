@@ -1,0 +1,324 @@
+"""Players: anything that picks a move for a position, behind one small interface.
+
+Every player has a ``name``, ``reset(game)`` before each game (where it loads, checks and warms
+up whatever it needs for that board) and ``choose(position, time_left_s)``, which returns a legal
+flat index for the side to move. ``time_left_s`` is the time this move may take; None means no
+limit. The PUCT players honour it by searching one tree batch by batch until the time is up; pure
+MCTS, whose search is one compiled call, by searches of growing size (:func:`search_within`). A
+player with resources to free also has ``close()``.
+
+The MCTS and network modules are imported inside the players that use them, so the arena, the
+engine and their tests load without torch until a network player is built.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from alphagomoku.eval.tactics import tactical_move
+from alphagomoku.game import GameConfig, Position
+
+T = TypeVar("T")
+
+# With only a time limit, the most simulations one search may grow to: it bounds the tree's
+# memory on a fast device.
+MAX_TIMED_SIMULATIONS = 20_000
+# The first search of search_within, and the warm-up search of reset(). Small, so that even a
+# tiny budget gets an answer.
+FIRST_CHUNK = 16
+# (search_within) A search is planned to fill this share of the time left, since later
+# simulations cost a little more than earlier ones (deeper trees).
+CHUNK_SAFETY = 0.75
+# (search_within) Searches are kept to this share of the budget until one that long has been timed.
+CALIBRATION_SHARE = 0.05
+# (search_within) A search is at most this many times larger than the last one timed.
+MAX_GROWTH = 4
+
+
+@runtime_checkable
+class Player(Protocol):
+    name: str
+
+    def reset(self, game: GameConfig) -> None: ...
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int: ...
+
+
+def close_player(player) -> None:
+    """Free what ``player`` holds (an engine subprocess, say), if it holds anything."""
+    close = getattr(player, "close", None)
+    if callable(close):
+        close()
+
+
+def _check_can_move(position: Position) -> None:
+    if position.is_over:
+        raise ValueError(f"the game is over ({position.win_reason or 'finished'}): nothing to choose")
+
+
+def search_within(run: Callable[[int], T], limit: int, budget_s: float | None,
+                  first: int = FIRST_CHUNK, clock: Callable[[], float] = time.monotonic) -> T:
+    """``run(n)`` searches with ``n`` simulations (or playouts) from scratch and returns its
+    result. Without a budget: ``run(limit)``. With one: searches of growing size, each planned
+    from the timing of the one before, until a larger one would not fit; returns the result of
+    the largest (at most ``limit``). It always makes the first, however small the budget.
+
+    A tiny first search overstates the cost per simulation (fixed costs dominate it), so the
+    searches stay small (CALIBRATION_SHARE of the budget) until one has been timed at a useful
+    size; the last one then gets most of the budget."""
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"the simulation limit must be a positive integer, got {limit!r}")
+    if budget_s is None:
+        return run(limit)
+    budget = max(0.0, float(budget_s))
+    deadline = clock() + budget
+    n = min(first, limit)
+    t0 = clock()
+    result = run(n)
+    spent = max(clock() - t0, 1e-6)
+    while n < limit:
+        remaining = deadline - clock()
+        planned = CHUNK_SAFETY * remaining
+        nxt = int(n * planned / spent)
+        if spent < CALIBRATION_SHARE * budget:
+            # Still calibrating: stay small, but at least double so that timer noise on tiny
+            # searches cannot keep it creeping.
+            nxt = max(2 * n, min(nxt, int(n * CALIBRATION_SHARE * budget / spent)))
+        # Costs per simulation grow with the tree (deeper descents, more cache misses), so a
+        # plan far beyond what was timed is not trusted.
+        nxt = min(limit, nxt, MAX_GROWTH * n)
+        if nxt <= n:
+            break
+        t0 = clock()
+        result = run(nxt)
+        spent = max(clock() - t0, 1e-6)
+        n = nxt
+    return result
+
+
+def _budget(own: float | None, given: float | None) -> float | None:
+    if own is None:
+        return given
+    return own if given is None else min(own, given)
+
+
+class RandomPlayer:
+    """A uniformly random legal move."""
+
+    def __init__(self, seed: int = 0, name: str = "random"):
+        self.name = name
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, game: GameConfig) -> None:
+        pass
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int:
+        _check_can_move(position)
+        return int(self._rng.choice(position.legal_moves()))
+
+
+class TacticalPlayer:
+    """Wraps a player: plays an immediate win, or blocks the opponent's, before asking it."""
+
+    def __init__(self, inner: Player):
+        self.inner = inner
+        self.name = inner.name
+
+    def reset(self, game: GameConfig) -> None:
+        self.inner.reset(game)
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int:
+        _check_can_move(position)
+        move = tactical_move(position)
+        return move if move is not None else self.inner.choose(position, time_left_s)
+
+    def close(self) -> None:
+        close_player(self.inner)
+
+
+class PureMCTSPlayer:
+    """MCTS with random playouts and no network (``alphagomoku.mcts.PureMCTS``)."""
+
+    def __init__(self, playouts: int = 1000, seed: int = 0, time_per_move: float | None = None,
+                 name: str | None = None):
+        if not isinstance(playouts, int) or playouts < 1:
+            raise ValueError(f"playouts must be a positive integer, got {playouts!r}")
+        self.playouts = playouts
+        self.seed = seed
+        self.time_per_move = time_per_move
+        self.name = name or f"pure:{playouts}"
+        self.game: GameConfig | None = None
+
+    def reset(self, game: GameConfig) -> None:
+        self.game = game
+        self._search(Position(game), FIRST_CHUNK)  # compile or load the kernels now, not mid-game
+
+    def _search(self, position: Position, n: int) -> int:
+        from alphagomoku.mcts import PureMCTS
+
+        return int(PureMCTS(position.config, n, seed=self.seed + len(position.moves)).best_move(position))
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int:
+        _check_can_move(position)
+        return search_within(lambda n: self._search(position, n), self.playouts,
+                             _budget(self.time_per_move, time_left_s))
+
+
+class _SearchPlayer:
+    """Shared by the players that run the PUCT search of ``alphagomoku.mcts``; each subclass
+    supplies ``_evaluator()``. Without a time budget: one ``search`` of the simulation limit.
+    With one: a single tree searched one evaluator batch at a time until the budget or the
+    limit is reached, so no work is thrown away."""
+
+    simulations: int | None
+    time_per_move: float | None
+    seed: int
+    search_config = None  # a SearchConfig whose constants replace the defaults
+
+    def _config(self, n: int):
+        import dataclasses
+
+        from alphagomoku.mcts import SearchConfig
+
+        if self.search_config is None:
+            return SearchConfig(num_simulations=n)
+        return dataclasses.replace(self.search_config, num_simulations=n)
+
+    def _search(self, position: Position, n: int) -> np.ndarray:
+        """Visits per move after ``n`` simulations."""
+        from alphagomoku.mcts import search
+
+        return search(position, self._evaluator(), self._config(n),
+                      seed=self.seed + len(position.moves)).visits
+
+    def _search_until(self, position: Position, limit: int, budget_s: float,
+                      clock: Callable[[], float] = time.monotonic) -> np.ndarray:
+        """Visits per move after simulating on one tree until ``limit`` simulations or the
+        budget runs out, whichever is first. A batch is started only when one more is expected
+        to end in time (a network on a slow CPU can take tens of milliseconds a batch); at least
+        one batch is always made."""
+        from alphagomoku.mcts import Forest
+
+        start = clock()
+        deadline = start + budget_s
+        forest = Forest(position.config, self._config(limit), 1, seed=self.seed + len(position.moves))
+        forest.reset(0, position)
+        active = np.ones(1, dtype=np.bool_)
+        evaluator = self._evaluator()
+        batches = 0
+        last = 0.0
+        while forest.root_visits(0) < limit:
+            t0 = clock()
+            before = forest.root_visits(0)
+            n = forest.gather(active)
+            if n:
+                priors, values = evaluator(forest.planes[:n], forest.legal[:n])
+                forest.apply(priors, values)
+            now = clock()
+            batches += 1
+            last = now - t0
+            expected = max(last, (now - start) / batches)
+            if forest.root_visits(0) == before or now + expected > deadline:
+                break
+        return forest.visit_counts(0)
+
+    def _warm_up(self, game: GameConfig) -> None:
+        """A tiny search both ways (the kernels differ), so that compiling or loading them does
+        not eat into the first move's time."""
+        self._search(Position(game), FIRST_CHUNK)
+        self._search_until(Position(game), FIRST_CHUNK, budget_s=3600.0)
+
+    def _limit(self, budget: float | None) -> int:
+        if self.simulations is not None:
+            return self.simulations
+        if budget is not None:
+            return MAX_TIMED_SIMULATIONS
+        if self.search_config is not None:
+            return self.search_config.num_simulations
+        from alphagomoku.mcts import SearchConfig
+
+        return SearchConfig().num_simulations
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int:
+        _check_can_move(position)
+        budget = _budget(self.time_per_move, time_left_s)
+        limit = self._limit(budget)
+        if budget is None:
+            visits = self._search(position, limit)
+        else:
+            visits = self._search_until(position, limit, budget)
+        # The most visited move; the legal mask only guards against a bad search result.
+        return int(np.argmax(np.where(position.legal_mask(), visits, -1)))
+
+
+class UniformMCTSPlayer(_SearchPlayer):
+    """PUCT search with uniform priors and zero values: the network-free baseline of the
+    network player (same search, no knowledge)."""
+
+    def __init__(self, simulations: int = 200, seed: int = 0, time_per_move: float | None = None,
+                 name: str | None = None):
+        if not isinstance(simulations, int) or simulations < 1:
+            raise ValueError(f"simulations must be a positive integer, got {simulations!r}")
+        self.simulations = simulations
+        self.seed = seed
+        self.time_per_move = time_per_move
+        self.name = name or f"uniform:{simulations}"
+
+    def _evaluator(self):
+        from alphagomoku.mcts import uniform_evaluator
+
+        return uniform_evaluator
+
+    def reset(self, game: GameConfig) -> None:
+        self._warm_up(game)
+
+
+class NetworkPlayer(_SearchPlayer):
+    """The trained network guiding MCTS: no exploration noise, the most visited move.
+
+    ``source`` is a weights file (``alphagomoku.nn.io.load_model``) or a model object.
+    ``simulations`` caps the search; ``time_per_move`` (seconds) bounds it by time instead or as
+    well; with neither, the SearchConfig default number of simulations.
+    """
+
+    def __init__(self, source, simulations: int | None = None, time_per_move: float | None = None,
+                 device: str = "auto", seed: int = 0, search_config=None, name: str | None = None):
+        if simulations is not None and (not isinstance(simulations, int) or simulations < 1):
+            raise ValueError(f"simulations must be a positive integer or None, got {simulations!r}")
+        if time_per_move is not None and not time_per_move > 0:
+            raise ValueError(f"time_per_move must be a positive number of seconds, got {time_per_move!r}")
+        from alphagomoku.device import select_device
+        from alphagomoku.nn import Evaluator
+        from alphagomoku.nn.io import load_model
+
+        self.device = select_device(device)
+        if isinstance(source, (str, Path)):
+            self.model = load_model(source, device=self.device.device)
+            label = Path(source).name
+        else:
+            self.model = source
+            label = "model"
+        self.evaluator = Evaluator(self.model, self.device.device)
+        self.simulations = simulations
+        self.time_per_move = time_per_move
+        self.seed = seed
+        self.search_config = search_config
+        self.name = name or (f"net:{label}" + (f":{simulations}" if simulations else ""))
+
+    def _evaluator(self):
+        return self.evaluator
+
+    def reset(self, game: GameConfig) -> None:
+        config = getattr(self.model, "config", None)
+        size = (getattr(config, "width", None), getattr(config, "height", None))
+        if None not in size and size != (game.width, game.height):
+            raise ValueError(
+                f"the network ({getattr(config, 'label', 'model')}) plays {size[0]}x{size[1]} "
+                f"boards; this game is {game.width}x{game.height}"
+            )
+        self._warm_up(game)

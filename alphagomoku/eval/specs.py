@@ -1,0 +1,114 @@
+"""Player specs: the short strings the command lines and the arena use to name a player.
+
+================================  ===========================================================
+spec                              player
+================================  ===========================================================
+``random``                        a uniformly random legal move
+``pure:N``                        MCTS with N random playouts per move, no network
+``uniform:N``                     PUCT search with N simulations and uniform priors
+``net:PATH`` / ``net:PATH:N``     the network in PATH with MCTS (N simulations per move)
+``engine:COMMAND``                a Gomocup engine started with COMMAND (shell-style words)
+``default``                       the model shipped with the package, or pure MCTS without one
+================================  ===========================================================
+
+A spec is a string so that it crosses into spawned arena workers as it is, and each worker
+builds its own player from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import alphagomoku
+
+DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
+# Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
+# the usual move times the budget, not this number, decides), and a tree of a few hundred MB at
+# most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
+FALLBACK_PLAYOUTS = 100_000
+
+SPEC_FORMS = "random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default"
+
+
+class PlayerSpecError(ValueError):
+    """A player spec that names no player; the message lists the accepted forms."""
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    kind: str  # random | pure | uniform | net | engine
+    count: int | None = None  # playouts or simulations
+    path: str | None = None
+    command: str | None = None
+    text: str = ""
+
+
+def _count(spec: str, value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise PlayerSpecError(f"player spec {spec!r}: {value!r} is not a whole number") from None
+    if n < 1:
+        raise PlayerSpecError(f"player spec {spec!r}: the count must be at least 1, got {n}")
+    return n
+
+
+def default_spec() -> str:
+    """``net:<shipped model>`` when the package ships one, else pure MCTS."""
+    if DEFAULT_MODEL.is_file():
+        return f"net:{DEFAULT_MODEL}"
+    return f"pure:{FALLBACK_PLAYOUTS}"
+
+
+def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
+    """The parsed ``spec``; PlayerSpecError says what is wrong (``check_files``: a network
+    file must exist)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise PlayerSpecError(f"empty player spec: use one of {SPEC_FORMS}")
+    text = spec.strip()
+    kind, sep, rest = text.partition(":")
+    kind = kind.lower()
+    if kind == "default" and not sep:
+        return parse_player_spec(default_spec(), check_files)
+    if kind == "random" and not sep:
+        return PlayerSpec("random", text=text)
+    if kind in ("pure", "uniform"):
+        if not rest:
+            raise PlayerSpecError(f"player spec {spec!r} needs a count: {kind}:N")
+        return PlayerSpec(kind, count=_count(spec, rest), text=text)
+    if kind == "net":
+        path, count = rest, None
+        head, sep2, tail = rest.rpartition(":")
+        if sep2 and tail.isdigit():  # net:PATH:N (a path may hold ':' itself)
+            path, count = head, _count(spec, tail)
+        if not path:
+            raise PlayerSpecError(f"player spec {spec!r} needs a weights file: net:PATH[:N]")
+        if check_files and not Path(path).is_file():
+            raise PlayerSpecError(f"player spec {spec!r}: no model file at {path}")
+        return PlayerSpec("net", count=count, path=path, text=text)
+    if kind == "engine":
+        if not rest.strip():
+            raise PlayerSpecError(f"player spec {spec!r} needs a command: engine:COMMAND")
+        return PlayerSpec("engine", command=rest.strip(), text=text)
+    raise PlayerSpecError(f"unknown player spec {spec!r}: use one of {SPEC_FORMS}")
+
+
+def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, device: str = "auto"):
+    """The player ``spec`` names. ``seed`` varies the random choices of the players that make
+    any; ``time_per_move`` (seconds) bounds each move's search; ``device`` is for networks."""
+    from alphagomoku.eval import players
+
+    p = parse_player_spec(spec)
+    if p.kind == "random":
+        return players.RandomPlayer(seed=seed, name=p.text)
+    if p.kind == "pure":
+        return players.PureMCTSPlayer(p.count, seed=seed, time_per_move=time_per_move, name=p.text)
+    if p.kind == "uniform":
+        return players.UniformMCTSPlayer(p.count, seed=seed, time_per_move=time_per_move, name=p.text)
+    if p.kind == "net":
+        return players.NetworkPlayer(p.path, simulations=p.count, time_per_move=time_per_move,
+                                     device=device, seed=seed, name=p.text)
+    from alphagomoku.eval.external import ExternalEnginePlayer
+
+    return ExternalEnginePlayer(p.command, name=p.text)

@@ -1,0 +1,138 @@
+"""The players that search (pure MCTS, uniform PUCT, network + MCTS), in the arena and behind the
+engine: tactics found by the search itself, time budgets kept, bad weights reported."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from alphagomoku.eval.arena import run_arena
+from alphagomoku.eval.players import NetworkPlayer, PureMCTSPlayer, UniformMCTSPlayer
+from alphagomoku.eval.specs import DEFAULT_MODEL, make_player
+from alphagomoku.game import GameConfig, Position
+from test_engine import EngineSession, board_command, parse_move
+
+GAME9 = GameConfig(width=9)
+
+# Black (to move) has four in row 4 (b5..e5) open at a5 and f5; white has four in column 8
+# (i1..i4), open at i5: black must win at a5 or f5.
+WIN = Position.from_moves(["b5", "i1", "c5", "i2", "d5", "i3", "e5", "i4"], GAME9)
+# White (to move) must block black's four on the main diagonal (a9..d6) at e5.
+BLOCK = Position.from_moves(["a9", "a1", "b8", "c1", "c7", "g1", "d6"], GAME9)
+
+
+@pytest.fixture(scope="module")
+def tiny_model_path(tmp_path_factory):
+    import torch
+
+    from alphagomoku.nn import PolicyValueNet, save_model
+    from alphagomoku.nn.config import ModelConfig
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("model") / "tiny9.pt"
+    save_model(path, PolicyValueNet(ModelConfig.preset("tiny", width=9)))
+    return path
+
+
+@pytest.mark.parametrize("player", [PureMCTSPlayer(300, seed=1), UniformMCTSPlayer(200)],
+                         ids=["pure", "uniform"])
+def test_search_players_find_the_win_and_the_block(player):
+    player.reset(GAME9)
+    assert WIN.name(player.choose(WIN.copy())) in ("a5", "f5")
+    assert BLOCK.name(player.choose(BLOCK.copy())) == "e5"
+
+
+def test_pure_mcts_keeps_to_its_time_budget():
+    player = PureMCTSPlayer(1_000_000, seed=2)
+    player.reset(GameConfig(width=15))
+    pos = Position.from_moves(["h8", "h9"], GameConfig(width=15))
+    t0 = time.perf_counter()
+    move = player.choose(pos, time_left_s=0.3)
+    assert time.perf_counter() - t0 < 0.5
+    assert pos.legal_mask()[move]
+
+
+def test_network_player_plays_and_keeps_to_its_time(tiny_model_path):
+    player = make_player(f"net:{tiny_model_path}:32", device="cpu")
+    assert isinstance(player, NetworkPlayer) and player.name.endswith(":32")
+    player.reset(GAME9)
+    pos = Position.from_moves(["e5"], GAME9)
+    assert pos.legal_mask()[player.choose(pos)]
+    timed = NetworkPlayer(tiny_model_path, time_per_move=0.25, device="cpu")
+    timed.reset(GAME9)
+    t0 = time.perf_counter()
+    assert pos.legal_mask()[timed.choose(pos)]
+    assert time.perf_counter() - t0 < 0.5
+    with pytest.raises(ValueError, match="plays 9x9 boards; this game is 15x15"):
+        player.reset(GameConfig(width=15))
+
+
+def test_network_player_rejects_a_bad_weights_file(tmp_path):
+    from alphagomoku.nn import CheckpointError
+
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(CheckpointError):
+        NetworkPlayer(bad, device="cpu")
+
+
+def test_arena_network_against_pure_mcts_in_workers(tiny_model_path):
+    result = run_arena(f"net:{tiny_model_path}:16", "pure:50", 2, GAME9, workers=1,
+                       device="cpu", progress=False)
+    assert len(result.records) == 2 and sum(result.counts()) == 2
+    assert result.records[0].black.startswith("net:")
+
+
+# -- the engine with searching players ----------------------------------------------------------------
+def test_engine_move_time_stays_within_timeout_turn():
+    with EngineSession("--player", "pure:1000000", "--no-tactics") as eng:
+        assert eng.ask("START 15") == "OK"
+        eng.send("INFO timeout_turn 1000")
+        pos = Position(GameConfig(width=15))
+        replies = []
+        for mine in ["h8", "j10", "f6", "k4"]:
+            pos.play(mine)
+            x, y = pos.index(mine) % 15, pos.index(mine) // 15
+            t0 = time.perf_counter()
+            answer = eng.ask(f"TURN {x},{y}", timeout=5)
+            replies.append(time.perf_counter() - t0)
+            pos.play(parse_move(answer))
+        assert max(replies) < 1.0, replies
+        assert min(replies) > 0.3, replies  # it did use its time to think
+
+
+def test_engine_search_alone_finds_win_and_block():
+    win = [(x, y, f) for x, y, f in [(1, 4, 1), (8, 8, 2), (2, 4, 1), (8, 7, 2), (3, 4, 1),
+                                      (8, 6, 2), (4, 4, 1), (8, 5, 2)]]
+    block = [(0, 0, 2), (0, 8, 1), (1, 1, 2), (2, 8, 1), (2, 2, 2), (6, 8, 1), (3, 3, 2)]
+    with EngineSession("--player", "pure:400", "--no-tactics") as eng:
+        eng.ask("START 9")
+        assert parse_move(eng.ask(*board_command(win))) in {(0, 4), (5, 4)}
+        assert parse_move(eng.ask(*board_command(block))) == (4, 4)
+
+
+def test_engine_without_checkpoint_uses_the_shipped_model_or_says_pure_mcts():
+    with EngineSession() as eng:
+        assert eng.ask("START 9") == "OK"
+        parse_move(eng.ask("BEGIN"))
+        text = " ".join(eng.messages)
+        if DEFAULT_MODEL.is_file():
+            assert "player: net:" in text
+        else:
+            assert "playing pure MCTS" in text and str(DEFAULT_MODEL) in text
+
+
+def test_engine_with_a_checkpoint(tiny_model_path, tmp_path):
+    with EngineSession("--checkpoint", str(tiny_model_path), "--device", "cpu") as eng:
+        assert eng.ask("START 15").startswith("ERROR") and "9x9" in eng.answers[-1]
+        assert eng.ask("START 9") == "OK"
+        eng.send("INFO timeout_turn 300")
+        x, y = parse_move(eng.ask("BEGIN"))
+        assert 0 <= x < 9 and 0 <= y < 9
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x00" * 10)
+    with EngineSession("--checkpoint", str(bad)) as eng:
+        answer = eng.ask("START 9")
+        assert answer.startswith("ERROR cannot set up the player: CheckpointError")
+        assert eng.ask("ABOUT").startswith("name=")

@@ -1,0 +1,156 @@
+"""A person at the terminal (HumanGame over StringIO), and the play/evaluate scripts end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from alphagomoku.eval.human import HumanGame
+from alphagomoku.game import BLACK, NO_RESULT, WHITE, GameConfig
+from alphagomoku.records import read_psq
+
+ROOT = Path(__file__).resolve().parents[1]
+GAME9 = GameConfig(width=9)
+
+
+class Scripted:
+    """Plays its list of moves in order, skipping occupied points; counts the calls."""
+
+    name = "scripted"
+
+    def __init__(self, moves):
+        self.moves = list(moves)
+        self.calls = 0
+
+    def reset(self, game):
+        self.calls = 0
+
+    def choose(self, position, time_left_s=None):
+        self.calls += 1
+        for m in self.moves:
+            idx = position.index(m)
+            if position.board[idx] == 0:
+                return idx
+        return int(position.legal_moves()[0])
+
+
+def play(lines, opponent_moves=("a1", "b1", "c1", "d1", "f1", "g1"), human=BLACK):
+    out = io.StringIO()
+    opponent = Scripted(opponent_moves)
+    game = HumanGame(opponent, GAME9, human=human, inp=io.StringIO("".join(l + "\n" for l in lines)),
+                     out=out, time_per_move=0.1)
+    record = game.run()
+    return record, out.getvalue(), opponent
+
+
+def test_the_person_wins_with_five():
+    record, text, _ = play(["e5", "e6", "e7", "e8", "e9"])
+    assert record.winner == BLACK and record.black == "you" and record.white == "scripted"
+    assert "Game over: You win, black (X) with 5 in a row." in text
+    assert "scripted plays a1" in text
+    assert "    a b c d e f g h i" in text  # the board is drawn with coordinates
+
+
+def test_moves_in_gomocup_coordinates_too():
+    record, _, _ = play(["4,4", "4,3", "4,2", "4,1", "4,0"])
+    assert record.winner == BLACK
+    assert record.moves[0] == 4 * 9 + 4
+
+
+def test_bad_input_is_explained_and_asked_again():
+    record, text, _ = play(["z99", "e5", "a1", "e5", "", "hello", "e6", "e7", "e8", "e9"])
+    assert "not a move: 'z99' is off the 9x9 board" in text
+    assert "not a move: a1 is occupied by white" in text
+    assert "not a move: e5 is occupied by black" in text
+    assert "not a move: 'hello' is not a point name" in text
+    assert record.winner == BLACK and len(record.moves) == 9
+
+
+def test_undo_takes_back_the_move_and_the_reply():
+    record, text, opponent = play(["e5", "undo", "d4", "undo", "undo", "quit"])
+    assert text.count("took back your last move and the reply to it") == 2
+    assert "nothing to undo" in text
+    assert record.moves == [] and record.winner == NO_RESULT and record.reason == "you quit"
+
+
+def test_hint_asks_the_engine_without_playing():
+    record, text, opponent = play(["hint", "quit"], opponent_moves=("c3",))
+    assert "hint: c3" in text
+    assert record.moves == [] and opponent.calls == 1
+
+
+def test_end_of_input_exits_cleanly():
+    record, text, _ = play(["e5"])
+    assert record.winner == NO_RESULT and record.reason == "you quit"
+    assert "Game over: you quit after 2 moves." in text
+
+
+def test_the_engine_opens_when_the_person_is_white():
+    record, text, _ = play(["e5", "quit"], opponent_moves=("a9", "b9"), human=WHITE)
+    assert record.black == "scripted" and record.white == "you"
+    assert record.moves[:2] == [0, 4 * 9 + 4]
+    assert text.index("scripted plays a9") < text.index("your move (white (O))")
+
+
+def test_the_engine_wins():
+    record, text, _ = play(["i9", "i8", "i7", "i6", "h9"], opponent_moves=("a1", "b1", "c1", "d1", "e1"))
+    assert record.winner == WHITE
+    assert "Game over: scripted wins, white (O) with 5 in a row." in text
+
+
+# -- scripts -----------------------------------------------------------------------------------------
+def run_script(name, *args, stdin="", timeout=120):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_play_script_against_a_spec(tmp_path):
+    save = tmp_path / "game.psq"
+    r = run_script("play.py", "--opponent", "random", "--board-size", "9", "--seed", "1",
+                   "--save", str(save), stdin="e5\nundo\ne5\nquit\n")
+    assert r.returncode == 0, r.stderr
+    assert "You play black (X); random plays white (O)" in r.stdout
+    assert "took back your last move" in r.stdout
+    assert len(read_psq(save).moves) == 2
+
+
+def test_play_script_rejects_bad_arguments():
+    r = run_script("play.py", "--opponent", "magic:3")
+    assert r.returncode == 2 and "unknown player spec 'magic:3'" in r.stderr
+    r = run_script("play.py", "--checkpoint", "/nope.pt")
+    assert r.returncode == 2 and "no model file at /nope.pt" in r.stderr
+    r = run_script("play.py", "--opponent", "random", "--board-size", "30")
+    assert r.returncode == 2 and "board width must be" in r.stderr
+
+
+def test_evaluate_script_json_and_records(tmp_path):
+    r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "4",
+                   "--board-size", "9", "--workers", "0", "--out", str(tmp_path), "--json",
+                   "--no-progress")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["games"] == 4 and result["wins"] + result["draws"] + result["losses"] == 4
+    assert set(result["elo"]) >= {"elo", "lower", "upper", "score", "stderr"}
+    assert len(list(tmp_path.glob("game_*.psq"))) == 4
+    assert json.loads((tmp_path / "summary.json").read_text()) == result
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--player-a", "random", "--player-b", "pure"], "--player-b: player spec 'pure' needs a count"),
+        (["--player-a", "random", "--player-b", "random", "--games", "3"], "--games must be an even"),
+        (["--player-a", "random", "--player-b", "random", "--n-in-row", "12", "--board-size", "9"],
+         "n_in_row=12 cannot fit"),
+        (["--player-a", "random", "--player-b", "random", "--rule", "caro"], "invalid choice: 'caro'"),
+        (["--player-a", "net:/no/model.pt", "--player-b", "random"], "no model file at /no/model.pt"),
+    ],
+)
+def test_evaluate_script_validates(args, message):
+    r = run_script("evaluate.py", *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
