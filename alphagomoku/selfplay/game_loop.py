@@ -45,8 +45,11 @@ def play_games(
     settings: SelfPlaySettings,
     num_games: int,
     seed: int,
+    on_step=None,
 ) -> tuple[list[GameRecord], dict]:
     """Play ``num_games`` games; return their records and timing statistics.
+
+    ``on_step()``, if given, is called once per search step (a worker's heartbeat).
 
     ``stats`` has: games, positions, evaluations, seconds, network_seconds.
     """
@@ -75,6 +78,8 @@ def play_games(
     active = np.ones(k, dtype=np.bool_)
     sims = search.num_simulations
     while active.any():
+        if on_step is not None:
+            on_step()
         need = np.array([active[i] and forest.root_visits(i) < sims for i in range(k)])
         if need.any():
             n = forest.gather(need)

@@ -7,7 +7,8 @@ the parent polls for results with a timeout, and
 
 * a task that raised comes back as a TaskFailure with the worker's traceback and is played again;
 * a worker that died (killed, crashed) is noticed by its pid leaving ``active_children()``;
-* no result for ``task_timeout`` seconds means a hang.
+* no heartbeat (workers send one per search step, at most twice a second) and no result for
+  ``task_timeout`` seconds means a hang.
 
 For a death or a hang the pool is torn down and rebuilt and the tasks without a result are
 played again. Past ``max_failures`` failures in one call the run stops with SelfPlayError, which
@@ -17,7 +18,6 @@ quotes what went wrong. Results are checked (a result with no games is an error,
 from __future__ import annotations
 
 import multiprocessing as mp
-import queue
 import time
 from typing import Callable, Iterable
 
@@ -53,6 +53,7 @@ class SelfPlayPool:
         log: Callable[[str], None] = print,
         poll_seconds: float = 0.5,
         task_fn: Callable = play_task,
+        startup_timeout: float = 300.0,
     ):
         """``task_fn`` runs each task in a worker; it must be a module-level function (spawn
         finds it by name). Tests pass wrappers of :func:`play_task` that inject failures."""
@@ -65,6 +66,7 @@ class SelfPlayPool:
         self.log = log
         self.poll_seconds = poll_seconds
         self.task_fn = task_fn
+        self.startup_timeout = startup_timeout
         self.ctx = mp.get_context("spawn")
         self._pool = None
         self._registry = None
@@ -87,7 +89,9 @@ class SelfPlayPool:
                 self.worker_lines.append(self._local_state.device_line)
             return
         counter = self.ctx.Value("i", 0)
-        self._registry = self.ctx.Queue()
+        # SimpleQueue: put() writes before returning, so a worker killed right after registering
+        # is still known (a Queue's background feeder thread could die with it, message unsent).
+        self._registry = self.ctx.SimpleQueue()
         self._pids = {}
         self._pool = self.ctx.Pool(
             processes=self.num_workers, initializer=init_worker,
@@ -102,7 +106,6 @@ class SelfPlayPool:
             self._pool = None
         if self._registry is not None:
             self._registry.close()
-            self._registry.join_thread()
             self._registry = None
 
     # -- playing ------------------------------------------------------------------------------------
@@ -135,27 +138,32 @@ class SelfPlayPool:
         it = self._pool.imap_unordered(self.task_fn, list(pending.values()))
         expected = len(pending)
         received = 0
-        last_result = time.monotonic()
+        last_progress = time.monotonic()
         while received < expected:
             try:
                 result = it.next(timeout=self.poll_seconds)
             except mp.TimeoutError:
-                self._check_workers()
-                if time.monotonic() - last_result > self.task_timeout:
+                if self._check_workers():
+                    last_progress = time.monotonic()
+                # Until a worker of this pool has started (spawn, imports, device set-up), the
+                # longer start-up allowance applies.
+                limit = self.task_timeout if self._pids else max(self.task_timeout, self.startup_timeout)
+                if time.monotonic() - last_progress > limit:
                     raise _PoolBroken(
-                        f"no self-play result for {self.task_timeout:.0f} s: a worker hangs "
-                        f"(raise --worker-timeout if tasks are legitimately this slow)"
+                        f"no progress from any self-play worker for {limit:.0f} s while "
+                        f"{len(pending)} task(s) wait: a worker hangs (raise --worker-timeout if a "
+                        "single search step can legitimately take this long)"
                     ) from None
                 continue
             except Exception as e:  # noqa: BLE001 - e.g. a result that could not be pickled
                 # The pool re-raises a task's exception here; its cause holds the worker's traceback.
                 received += 1
-                last_result = time.monotonic()
+                last_progress = time.monotonic()
                 remote = f"\n{e.__cause__}" if e.__cause__ is not None else ""
                 self._fail(f"a self-play task failed in its worker: {type(e).__name__}: {e}{remote}")
                 continue
             received += 1
-            last_result = time.monotonic()
+            last_progress = time.monotonic()
             self._accept(result, pending, on_result)
             self._check_workers()
 
@@ -195,13 +203,22 @@ class SelfPlayPool:
                 f"self-play failed {len(self.failures)} times; stopping. Last failure:\n{message}"
             )
 
-    def _check_workers(self) -> None:
-        """Learn new workers from the registry; a registered worker that is gone has died."""
-        while True:
-            try:
-                index, pid, line, init_error = self._registry.get_nowait()
-            except queue.Empty:
-                break
+    def _check_workers(self) -> bool:
+        """Read the workers' registrations and heartbeats; a registered worker that is gone has
+        died. Returns whether any worker showed progress (started or sent a heartbeat)."""
+        progress = False
+        while not self._registry.empty():
+            kind, index, pid, line, init_error = self._registry.get()
+            progress = True
+            if kind == "beat":
+                continue
+            if index >= self.num_workers:
+                # multiprocessing.Pool starts a replacement only when a worker has exited.
+                self.worker_lines.append(line)
+                raise _PoolBroken(
+                    f"a worker died (killed or crashed) and the pool replaced it with worker {index}; "
+                    "the pool is rebuilt and the missing games played again"
+                )
             self._pids[pid] = index
             self.worker_lines.append(line)
             if init_error:
@@ -215,3 +232,4 @@ class SelfPlayPool:
                     f"worker {index} (pid {pid}) died (killed or crashed); "
                     "the pool is rebuilt and its games played again"
                 )
+        return progress

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 
@@ -67,6 +68,15 @@ class _WorkerState:
     init_error: str = ""
     evaluator: object = None
     version: int = -1
+    registry: object = None   # the pool's SimpleQueue: registration and heartbeats
+    last_beat: float = 0.0
+
+    def beat(self) -> None:
+        """Tell the parent this worker is making progress (at most twice a second)."""
+        now = time.monotonic()
+        if self.registry is not None and now - self.last_beat >= 0.5:
+            self.last_beat = now
+            self.registry.put(("beat", self.index, os.getpid(), "", ""))
 
 
 _STATE: _WorkerState | None = None
@@ -82,7 +92,8 @@ def init_worker(counter, registry, spec: WorkerSpec) -> None:
         index = counter.value
         counter.value += 1
     _STATE = setup_worker(index, spec)
-    registry.put((index, os.getpid(), _STATE.device_line, _STATE.init_error))
+    _STATE.registry = registry
+    registry.put(("hello", index, os.getpid(), _STATE.device_line, _STATE.init_error))
 
 
 def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
@@ -125,6 +136,7 @@ def play_task(task: SelfPlayTask):
 def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
     from alphagomoku.selfplay.game_loop import play_games
 
+    state.beat()
     if state.version != task.weights_version:
         from alphagomoku.nn import Evaluator
         from alphagomoku.nn.io import load_model
@@ -134,7 +146,7 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         state.version = task.weights_version
     records, stats = play_games(
         state.evaluator, state.spec.game, state.spec.search, state.spec.settings,
-        task.num_games, task.seed,
+        task.num_games, task.seed, on_step=state.beat,
     )
     if len(records) != task.num_games:
         raise RuntimeError(f"task asked for {task.num_games} games, the loop produced {len(records)}")

@@ -24,7 +24,7 @@ _HELP = {
     "simulations": "MCTS simulations per move in self-play",
     "epochs": "train until this epoch (with --resume: the total, not the number of new ones)",
     "run_dir": "where config, checkpoints, replay buffer, metrics and games go",
-    "worker_timeout": "seconds without a result before a worker counts as hung (0: derived)",
+    "worker_timeout": "seconds without progress from any worker before one counts as hung (0: 180)",
     "eval_every": "epochs between arena matches against the previous model and pure MCTS (0: never)",
 }
 

@@ -41,7 +41,7 @@ class TrainConfig:
     temperature_moves: int = 8        # moves played in proportion to visits; then the most visited
     resign_threshold: float = 0.0     # resign when root and best-child value < -threshold; 0 = never
     resign_playthrough: float = 0.1   # share of games never resigned, to measure false resignations
-    worker_timeout: float = 0.0       # seconds a task may run; 0 = derived from the settings
+    worker_timeout: float = 0.0       # seconds without worker progress = a hang; 0 = 180 s
     max_worker_failures: int = 3      # pool rebuilds per epoch before the run stops
     # -- training ---------------------------------------------------------------------------------
     epochs: int = 8
@@ -58,9 +58,11 @@ class TrainConfig:
     seed: int = 0
     keep_checkpoints: int = 3
     eval_every: int = 0               # epochs between arena matches; 0 = never
-    eval_games: int = 20
-    eval_simulations: int = 64
+    eval_games: int = 20              # games per match (even: each opening with both colours)
+    eval_simulations: int = 64        # network player's simulations per move in matches
     baseline_playouts: int = 200      # pure-MCTS baseline strength in those matches
+    gating_threshold: float = 0.0     # promote a model only at this score vs the best; 0 = always
+    final_eval_games: int = 0         # after the last epoch: final vs untrained and vs baseline
 
     def __post_init__(self):
         self.validate()
@@ -116,7 +118,13 @@ class TrainConfig:
         need(self.seed >= 0, "seed", "must be 0 or more")
         need(self.keep_checkpoints >= 1, "keep_checkpoints", "must be at least 1")
         need(self.eval_every >= 0, "eval_every", "must be 0 (never) or more")
-        need(self.eval_games >= 2, "eval_games", "must be at least 2 (one game with each colour)")
+        need(self.eval_games >= 2 and self.eval_games % 2 == 0, "eval_games",
+             "must be even and at least 2 (each opening is played with both colours)")
+        need(0 <= self.gating_threshold <= 1, "gating_threshold", "must be within [0, 1]; 0 turns gating off")
+        need(self.gating_threshold == 0 or self.eval_every > 0, "gating_threshold",
+             "gating needs matches: set --eval-every too")
+        need(self.final_eval_games >= 0 and self.final_eval_games % 2 == 0, "final_eval_games",
+             "must be 0 (none) or an even number of games")
         need(self.eval_simulations >= 2, "eval_simulations", "must be at least 2")
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
         dev = self.device
@@ -133,15 +141,10 @@ class TrainConfig:
         return Path(self.run_dir)
 
     def task_timeout(self) -> float:
-        """Seconds one self-play task may take before its worker is taken to hang.
-
-        Generous on purpose: a false alarm costs a pool rebuild; the budget is ten times a slow
-        CPU's pace (1,000 network evaluations a second) for the task's worst case, at least a
-        minute."""
-        if self.worker_timeout > 0:
-            return self.worker_timeout
-        evals = self.games_per_task * self.simulations * self.board_size**2
-        return max(60.0, 10.0 * evals / 1000.0)
+        """Seconds with no heartbeat and no result from any self-play worker before the pool
+        counts a worker as hung. Workers beat once per search step, so this only has to cover
+        the slowest single step (first model load, CUDA start-up), not a whole task."""
+        return self.worker_timeout if self.worker_timeout > 0 else 180.0
 
     # -- (de)serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -30,9 +31,11 @@ from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from alphagomoku.train.config import ConfigError, TrainConfig
+from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
 from alphagomoku.train.loss import alphazero_loss, policy_kl
 from alphagomoku.train.metrics import MetricsLog
+from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset")
@@ -48,12 +51,18 @@ class Trainer:
         self.game = cfg.game
         self.device: DeviceChoice = select_device(cfg.device)
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size)
+        # Seeded before the network is made, so its initial weights follow --seed too (a resumed
+        # run restores the saved random states later).
+        random.seed(cfg.seed)
+        np.random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
         self.model = PolicyValueNet(self.model_config).to(self.device.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0
+        self.best_elo = 0.0  # rating of the best network relative to the untrained one
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         if resume:
@@ -78,10 +87,9 @@ class Trainer:
                 "or choose another --run-dir"
             )
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        random.seed(self.cfg.seed)
-        np.random.seed(self.cfg.seed)
-        torch.manual_seed(self.cfg.seed)
         self.cfg.save(self.run_dir / "config.json")
+        save_model(self.initial_weights, unwrap(self.model))
+        save_model(self.best_weights, unwrap(self.model))
 
     def _resume(self) -> None:
         path = self.run_dir / "checkpoints" / "latest.pt"
@@ -107,6 +115,7 @@ class Trainer:
         restore_rng_state(state["rng"])
         self.rng.bit_generator.state = state["selfplay_rng"]
         self.epoch = int(state["epoch"])
+        self.best_elo = float(state.get("best_elo", 0.0))
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
                 self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
@@ -121,7 +130,7 @@ class Trainer:
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> None:
         cfg = self.cfg
-        self.log(f"device: {self.device} ({self.device.reason})")
+        self.log(f"device: {self.device}")
         spec = self._worker_spec()
         pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
                             log=self.log)
@@ -129,6 +138,9 @@ class Trainer:
             with pool:
                 while self.epoch < cfg.epochs:
                     self._run_epoch(pool)
+            if cfg.final_eval_games:
+                final_evaluation(cfg, self._publish_weights_path(), self.initial_weights,
+                                 self.run_dir, self.progress, self.log)
         except KeyboardInterrupt:
             pool.close()
             self.log(f"interrupted: workers stopped; the last complete checkpoint is epoch {self.epoch} "
@@ -157,17 +169,23 @@ class Trainer:
         return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
                           num_gpus=num_gpus, threads_per_worker=threads)
 
-    def _weights_path(self, version: int) -> Path:
-        return self.run_dir / "weights" / f"v{version:06d}.pt"
+    @property
+    def initial_weights(self) -> Path:
+        return self.run_dir / "weights" / "initial.pt"
+
+    @property
+    def best_weights(self) -> Path:
+        return self.run_dir / "weights" / "best.pt"
 
     def _publish_weights(self) -> Path:
-        """Write the current model for the workers (atomic); keep only the last two versions."""
-        path = self._weights_path(self.epoch)
+        """Write the current model as ``weights/vEPOCH.pt`` (atomic) and return the weights
+        self-play uses: these, or the best network's under gating. Keeps the last two versions."""
+        path = self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
         if not path.exists():
             save_model(path, unwrap(self.model))
         for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
             old.unlink()
-        return path
+        return self.best_weights if self.cfg.gating_threshold > 0 else path
 
     def _run_epoch(self, pool: SelfPlayPool) -> None:
         cfg = self.cfg
@@ -179,15 +197,33 @@ class Trainer:
         self._train(row, new_positions=row["positions"])
         self.epoch = epoch
         self.scheduler.step()
+        if cfg.eval_every and epoch % cfg.eval_every == 0:
+            self._evaluate(row)
         self.buffer.save(self.run_dir / "replay.npz", epoch)
         save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
         self.metrics.write(row)
+        plot_progress(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
         self.log(
             f"epoch {epoch}/{cfg.epochs}: loss {row.get('loss', float('nan')):.3f} "
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
             f"buffer {len(self.buffer)}"
         )
+
+    def _publish_weights_path(self) -> Path:
+        self._publish_weights()
+        return self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
+
+    def _evaluate(self, row: dict) -> None:
+        result = evaluate_epoch(self.cfg, self._publish_weights_path(), self.best_weights,
+                                self.best_elo, self.epoch, self.progress)
+        if result["promoted"]:
+            shutil.copyfile(self._publish_weights_path(), self.best_weights)
+            self.best_elo = result["elo"]
+        row.update(result)
+        self.log(f"epoch {self.epoch} matches: score {result['score_vs_best']:.2f} vs best "
+                 f"({'promoted' if result['promoted'] else 'not promoted'}), "
+                 f"{result['score_vs_baseline']:.2f} vs pure MCTS {self.cfg.baseline_playouts}")
 
     def _self_play(self, pool: SelfPlayPool, weights: Path, epoch: int, row: dict) -> list:
         cfg = self.cfg
@@ -258,7 +294,7 @@ class Trainer:
             self.scaler.step(self.optimizer)
             self.scaler.update()
             for k in sums:
-                sums[k] += float(parts[k])
+                sums[k] += parts[k].detach().item()
         elapsed = time.perf_counter() - t0
         self.model.eval()
         row.update(
@@ -291,6 +327,7 @@ class Trainer:
             "scaler": self.scaler.state_dict(),
             "rng": rng_state(),
             "selfplay_rng": self.rng.bit_generator.state,
+            "best_elo": self.best_elo,
         }
 
 

@@ -10,7 +10,7 @@ COLUMNS = (
     "resignations", "false_resignations", "selfplay_seconds", "positions_per_second",
     "network_share", "buffer_positions", "train_steps", "train_seconds", "samples_per_second",
     "loss", "value_loss", "policy_loss", "l2", "policy_entropy", "kl", "lr",
-    "elo_vs_previous", "elo_vs_baseline", "score_vs_baseline",
+    "score_vs_best", "elo_vs_best", "promoted", "elo", "score_vs_baseline", "elo_vs_baseline",
 )
 
 

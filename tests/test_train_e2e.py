@@ -1,0 +1,124 @@
+"""End to end: scripts/train.py with spawn workers in a temporary run directory, then --resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from alphagomoku.train.buffer import ReplayBuffer
+from alphagomoku.train.checkpoint import load_checkpoint
+from alphagomoku.train.config import TrainConfig
+from alphagomoku.train.metrics import read_metrics
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = [
+    "--board-size", "7", "--n-in-row", "4", "--model-preset", "tiny", "--device", "cpu",
+    "--selfplay-games", "8", "--games-per-task", "4", "--simulations", "8",
+    "--batch-size", "32", "--min-buffer-positions", "32", "--buffer-positions", "2000",
+    "--steps-per-epoch", "4", "--no-progress",
+]
+
+
+def train(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, *args],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+
+
+@pytest.mark.slow
+def test_two_workers_two_epochs_then_resume(tmp_path):
+    run = tmp_path / "run"
+    first = train(["--parallel-workers", "2", "--epochs", "2", "--run-dir", str(run)])
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "[worker 0] using CPU" in first.stderr and "[worker 1] using CPU" in first.stderr
+    ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert ckpts == ["epoch_000001.pt", "epoch_000002.pt", "latest.pt"]
+    assert TrainConfig.from_file(run / "config.json").parallel_workers == 2
+    rows = read_metrics(run / "metrics.csv")
+    assert [int(r["epoch"]) for r in rows] == [1, 2]
+    assert all(int(r["games"]) == 8 for r in rows)
+    assert float(rows[-1]["loss"]) > 0 and float(rows[-1]["policy_entropy"]) > 0
+    buffer_before, epoch = ReplayBuffer.load(run / "replay.npz", TrainConfig(board_size=7, n_in_row=4).game, 2000)
+    assert epoch == 2 and len(buffer_before) == sum(int(r["positions"]) for r in rows)
+
+    again = train(["--parallel-workers", "2", "--epochs", "3", "--run-dir", str(run), "--resume"])
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resumed" in again.stdout and "at epoch 2" in again.stdout
+    assert "epoch 3/3" in again.stdout
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["epoch"] == 3
+    buffer_after, _ = ReplayBuffer.load(run / "replay.npz", TrainConfig(board_size=7, n_in_row=4).game, 2000)
+    # The resumed run kept the old positions and added the third epoch's on top.
+    n = len(buffer_before)
+    np.testing.assert_array_equal(buffer_after.boards[:n], buffer_before.boards[:n])
+    assert len(buffer_after) > n
+    assert [int(r["epoch"]) for r in read_metrics(run / "metrics.csv")] == [1, 2, 3]
+
+
+def test_a_run_directory_is_never_overwritten_and_bad_resumes_explain_themselves(tmp_path):
+    run = tmp_path / "run"
+    missing = train(["--parallel-workers", "0", "--epochs", "1", "--run-dir", str(run), "--resume"])
+    assert missing.returncode == 1 and "no checkpoint" in missing.stderr
+    ok = train(["--parallel-workers", "0", "--epochs", "1", "--run-dir", str(run)])
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    again = train(["--parallel-workers", "0", "--epochs", "1", "--run-dir", str(run)])
+    assert again.returncode == 1 and "--resume" in again.stderr
+    other = train(["--parallel-workers", "0", "--epochs", "2", "--run-dir", str(run), "--resume",
+                   "--board-size", "9"])
+    assert other.returncode == 1 and "board_size=7" in other.stderr
+    latest = run / "checkpoints" / "latest.pt"
+    latest.write_bytes(latest.read_bytes()[:100])
+    corrupt = train(["--parallel-workers", "0", "--epochs", "2", "--run-dir", str(run), "--resume"])
+    assert corrupt.returncode == 1 and "corrupt" in corrupt.stderr
+    # The per-epoch checkpoint is still whole: the error names where to look.
+    assert load_checkpoint(run / "checkpoints" / "epoch_000001.pt")["epoch"] == 1
+
+
+def test_bad_flags_are_rejected_before_anything_runs(tmp_path):
+    bad = train(["--rule", "go", "--run-dir", str(tmp_path / "r")])
+    assert bad.returncode == 2 and "--rule" in bad.stderr
+    assert not (tmp_path / "r").exists()
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"epochs": 1, "colour": "black"}))
+    unknown = train(["--config", str(cfg), "--run-dir", str(tmp_path / "r")])
+    assert unknown.returncode == 2 and "colour" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_workers_and_keeps_the_last_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "2",
+         "--epochs", "50", "--run-dir", str(run)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+    )
+    latest = run / "checkpoints" / "latest.pt"
+    deadline = time.monotonic() + 180
+    while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert latest.exists(), "no checkpoint was written"
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted" in err
+    state = load_checkpoint(latest)
+    assert state["epoch"] >= 1
+    # No worker is left behind: the process group empties (exited children may take a moment
+    # to be reaped once their parent is gone).
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("processes of the interrupted run are still alive")
