@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _NAME = re.compile(r"^\s*([a-zA-Z])\s*(\d{1,2})\s*$")
 _PAIR = re.compile(r"^\s*(-?\d+)\s*[, ]\s*(-?\d+)\s*$")
@@ -55,17 +57,25 @@ def from_name(name: str, width: int, height: int) -> int:
     return (height - row) * width + x
 
 
+def _is_integer(v) -> bool:
+    """A Python or numpy integer, not a bool (True is no point of the board)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def parse_move(move, width: int, height: int) -> int:
     """Any accepted form -> flat index: an int, an ``(x, y)`` pair, ``"x,y"`` or ``"h8"``."""
     if isinstance(move, bool):
         raise CoordinateError(f"{move!r} is not a move")
-    if isinstance(move, int) or (hasattr(move, "__index__") and not isinstance(move, str)):
+    if _is_integer(move):
         idx = int(move)
         if not 0 <= idx < width * height:
             raise CoordinateError(f"index {idx} is off the {width}x{height} board")
         return idx
     if isinstance(move, (tuple, list)) and len(move) == 2:
-        return to_index(int(move[0]), int(move[1]), width, height)
+        x, y = move
+        if not all(_is_integer(v) for v in move):
+            raise CoordinateError(f"{move!r} is not a point: x and y must be integers")
+        return to_index(int(x), int(y), width, height)
     if isinstance(move, str):
         m = _PAIR.match(move)
         if m:

@@ -39,13 +39,41 @@ def run_length(board, h, w, x, y, dx, dy, color):
 
 
 @njit(**JIT)
+def _steps(h, w, x, y, d):
+    """Direction ``d`` at (x, y) on the flat board: the index step, and how many steps fit on the
+    board forward and backward. Walking flat indices within these bounds needs no 2-D checks."""
+    if d == 0:
+        return 1, w - 1 - x, x
+    if d == 1:
+        return w, h - 1 - y, y
+    if d == 2:
+        return w + 1, min(w - 1 - x, h - 1 - y), min(x, y)
+    return 1 - w, min(w - 1 - x, y), min(x, h - 1 - y)
+
+
+@njit(**JIT)
+def _line_length_xy(board, h, w, move, x, y, d, color):
+    step, forward, backward = _steps(h, w, x, y, d)
+    n = 1
+    p = move
+    for _ in range(forward):
+        p += step
+        if board[p] != color:
+            break
+        n += 1
+    p = move
+    for _ in range(backward):
+        p -= step
+        if board[p] != color:
+            break
+        n += 1
+    return n
+
+
+@njit(**JIT)
 def line_length(board, h, w, move, d, color):
     """Length of the line of ``color`` through ``move`` in direction ``d`` (stone at move counted)."""
-    x = move % w
-    y = move // w
-    return 1 + run_length(board, h, w, x, y, _DX[d], _DY[d], color) + run_length(
-        board, h, w, x, y, -_DX[d], -_DY[d], color
-    )
+    return _line_length_xy(board, h, w, move, move % w, move // w, d, color)
 
 
 @njit(**JIT)
@@ -63,8 +91,10 @@ def is_winning_line(length, n_in_row, rule, color):
 @njit(**JIT)
 def wins_at(board, h, w, n_in_row, rule, move, color):
     """True when the stone of ``color`` already at ``move`` completes a winning line."""
+    x = move % w
+    y = move // w
     for d in range(4):
-        if is_winning_line(line_length(board, h, w, move, d, color), n_in_row, rule, color):
+        if is_winning_line(_line_length_xy(board, h, w, move, x, y, d, color), n_in_row, rule, color):
             return True
     return False
 
@@ -189,6 +219,35 @@ def _decided_without_threes(board, h, w, move):
 
 
 @njit(**JIT)
+def _crowded(board, h, w, move):
+    """False when black at ``move`` cannot be forbidden, from counting black stones within four
+    points of it along each line: a three or a four through ``move`` needs at least two others
+    there, two fours on one line or an overline at least four, so a point with fewer than two
+    such lines and no line of four is never forbidden. Spares the full test almost everywhere."""
+    x = move % w
+    y = move // w
+    busy = 0
+    for d in range(4):
+        step, forward, backward = _steps(h, w, x, y, d)
+        n = 0
+        p = move
+        for _ in range(min(forward, 4)):
+            p += step
+            if board[p] == BLACK:
+                n += 1
+        p = move
+        for _ in range(min(backward, 4)):
+            p -= step
+            if board[p] == BLACK:
+                n += 1
+        if n >= 4:
+            return True
+        if n >= 2:
+            busy += 1
+    return busy >= 2
+
+
+@njit(**JIT)
 def _next_straight_four_point(board, h, w, move, d, k):
     """The first offset k' >= k along d whose empty point makes a straight four with the black
     stone at ``move``; 5 when there is none."""
@@ -219,6 +278,8 @@ def is_forbidden(board, h, w, move):
     on-disk cache cannot hold recursive functions. Frame i examines point ``moves[i]`` with a
     black stone on it and on every point of the frames below it.
     """
+    if not _crowded(board, h, w, move):
+        return False
     size = _RENJU_MAX_DEPTH + 1
     moves = np.empty(size, dtype=np.int64)
     dirs = np.empty(size, dtype=np.int64)      # direction being scanned for a three
@@ -232,8 +293,11 @@ def is_forbidden(board, h, w, move):
     while True:
         m = moves[top]
         if entering:
-            board[m] = BLACK
-            verdict, bits = _decided_without_threes(board, h, w, m)
+            verdict = 0
+            bits = 0
+            if _crowded(board, h, w, m):
+                board[m] = BLACK
+                verdict, bits = _decided_without_threes(board, h, w, m)
             if verdict != 2:
                 child_result = verdict == 1
                 board[m] = EMPTY
@@ -307,6 +371,17 @@ def legal_mask_into(board, h, w, rule, color, out):
 
 
 @njit(**JIT)
+def has_legal_move(board, h, w, rule, color):
+    """Whether the side ``color`` has any legal point (False only on a full board, or under renju
+    when every empty point is forbidden for black). Stops at the first legal point it finds."""
+    check = rule == RENJU and color == BLACK
+    for i in range(h * w):
+        if board[i] == EMPTY and not (check and is_forbidden(board, h, w, i)):
+            return True
+    return False
+
+
+@njit(**JIT)
 def encode_planes_into(board, h, w, rule, color, last_move, out):
     """Write the network's input planes for the side ``color`` to move into ``out`` (5, h, w).
 
@@ -330,6 +405,35 @@ def encode_planes_into(board, h, w, rule, color, last_move, out):
 
 
 @njit(**JIT)
+def _playout(board, h, w, n_in_row, rule, state, empties, n_empty, color):
+    """Random legal moves for ``color`` and its opponent, drawn from ``empties[:n_empty]`` (the
+    empty points, in any order; overwritten), until a win or no move is left. Returns BLACK,
+    WHITE or 0 for a draw."""
+    while n_empty > 0:
+        # Draw among empty points; under renju, black's forbidden draws are set aside (to the end
+        # of the live range) for this turn only, since they may become playable later.
+        avail = n_empty
+        while True:
+            if avail == 0:
+                return 0  # black has no legal move left: no one can win
+            j = random_below(state, avail)
+            move = empties[j]
+            if rule == RENJU and color == BLACK and is_forbidden(board, h, w, move):
+                empties[j] = empties[avail - 1]
+                empties[avail - 1] = move
+                avail -= 1
+                continue
+            break
+        empties[j] = empties[n_empty - 1]
+        n_empty -= 1
+        board[move] = color
+        if wins_at(board, h, w, n_in_row, rule, move, color):
+            return color
+        color = WHITE if color == BLACK else BLACK
+    return 0
+
+
+@njit(**JIT)
 def random_game(board, h, w, n_in_row, rule, state):
     """Play uniformly random legal moves from ``board`` (black to move if the stone counts are
     equal) until someone wins or the board is full. Returns BLACK, WHITE or 0 for a draw.
@@ -348,36 +452,41 @@ def random_game(board, h, w, n_in_row, rule, state):
         else:
             stones += 1
     color = BLACK if stones % 2 == 0 else WHITE
-    while n_empty > 0:
-        # Draw among empty points; under renju, black's forbidden draws are set aside (to the end
-        # of the live range) for this turn only, since they may become playable later.
-        avail = n_empty
-        while True:
-            if avail == 0:
-                return 0  # black has no legal move left: no one can win
-            j = np.int64(xorshift(state) % np.uint64(avail))
-            move = empties[j]
-            if rule == RENJU and color == BLACK and is_forbidden(board, h, w, move):
-                empties[j] = empties[avail - 1]
-                empties[avail - 1] = move
-                avail -= 1
-                continue
-            break
-        empties[j] = empties[n_empty - 1]
-        n_empty -= 1
-        board[move] = color
-        if wins_at(board, h, w, n_in_row, rule, move, color):
-            return color
-        color = WHITE if color == BLACK else BLACK
-    return 0
+    return _playout(board, h, w, n_in_row, rule, state, empties, n_empty, color)
+
+
+@njit(**JIT)
+def random_games(n_games, h, w, n_in_row, rule, state):
+    """Play ``n_games`` random games from the empty board; return int64[3] counts indexed by
+    result (0 draw, BLACK, WHITE). Same draws as calling :func:`random_game` on an empty board
+    ``n_games`` times with the same ``state``, without a Python call or an allocation per game."""
+    size = h * w
+    counts = np.zeros(3, dtype=np.int64)
+    board = np.zeros(size, dtype=np.int8)
+    empties = np.arange(size)
+    for _ in range(n_games):
+        # Start every game from the same point order as random_game, so both draw alike.
+        for i in range(size):
+            empties[i] = i
+            board[i] = EMPTY
+        counts[_playout(board, h, w, n_in_row, rule, state, empties, size, BLACK)] += 1
+    return counts
 
 
 @njit(**JIT)
 def xorshift(state):
-    """xorshift64*: a small, fast generator whose state the caller owns (uint64[1])."""
+    """xorshift64*: a small, fast generator whose state the caller owns (uint64[1], not zero:
+    a zero state stays zero)."""
     x = state[0]
     x ^= x >> np.uint64(12)
     x ^= x << np.uint64(25)
     x ^= x >> np.uint64(27)
     state[0] = x
     return x * np.uint64(2685821657736338717)
+
+
+@njit(**JIT)
+def random_below(state, n):
+    """A uniform draw from 0..n-1 (n < 2**32): the high 32 bits of a xorshift draw scaled by n,
+    which spares a 64-bit division; the bias, below n / 2**32, is far under anything measurable."""
+    return np.int64(((xorshift(state) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))

@@ -42,6 +42,8 @@ class Position:
     __slots__ = ("config", "board", "moves", "to_move", "winner", "win_reason")
 
     def __init__(self, config: GameConfig | None = None):
+        if config is not None and not isinstance(config, GameConfig):
+            raise TypeError(f"config must be a GameConfig, got {type(config).__name__}")
         self.config = config or GameConfig()
         self.board = np.zeros(self.config.area, dtype=np.int8)
         self.moves: list[int] = []
@@ -62,11 +64,12 @@ class Position:
         """A position from an ASCII board (see :func:`parse_board`). The stones are taken as
         played black, white, black, ... in reading order, so black has as many stones as white
         or one more; the side to move follows from the counts."""
-        board = parse_board(text)
-        size = int(round(len(board) ** 0.5))
-        config = config or GameConfig(width=size)
-        if len(board) != config.area:
-            raise ValueError(f"picture has {len(board)} points, config expects {config.area}")
+        board, width, height = _parse_picture(text)
+        config = config or GameConfig(width=width, height=height)
+        if (width, height) != (config.width, config.height):
+            raise ValueError(
+                f"picture is {width}x{height}, config says {config.width}x{config.height}"
+            )
         blacks = list(np.flatnonzero(board == BLACK))
         whites = list(np.flatnonzero(board == WHITE))
         if not 0 <= len(blacks) - len(whites) <= 1:
@@ -178,6 +181,12 @@ class Position:
         elif len(self.moves) == c.area:
             self.winner = DRAW
             self.win_reason = "full board"
+        elif color == WHITE and c.rule_id == RENJU and not kernels.has_legal_move(
+            self.board, c.height, c.width, c.rule_id, BLACK
+        ):
+            # Every empty point forbidden for black: no one can win any more.
+            self.winner = DRAW
+            self.win_reason = "black has no legal move"
         self.to_move = WHITE if color == BLACK else BLACK
         return self
 
@@ -219,21 +228,44 @@ def render(board: np.ndarray, width: int, height: int, last_move: int = NO_MOVE)
 
 
 def parse_board(text: str, config: GameConfig | None = None) -> np.ndarray:
-    """A board from an ASCII picture (``X``/``x`` black, ``O``/``o`` white, ``.`` empty), one row
-    per line; row and column labels are ignored. For tests and fixtures."""
-    rows = []
-    for line in text.strip("\n").splitlines():
-        cells = [c for c in line if c in "XxOo.+"]
-        if cells:
-            rows.append(cells)
-    height = len(rows)
-    width = len(rows[0]) if rows else 0
-    if any(len(r) != width for r in rows):
-        raise ValueError("every row of the board picture must have the same number of points")
+    """A flat board from an ASCII picture, one row per line: ``X``/``x`` black, ``O``/``o``
+    white, ``.`` or ``+`` empty. The labels :func:`render` writes (column letters, row numbers,
+    the parentheses round the last move) are skipped, so a rendered board parses back. For tests
+    and fixtures."""
+    board, width, height = _parse_picture(text)
     if config is not None and (config.width, config.height) != (width, height):
         raise ValueError(f"picture is {width}x{height}, config says {config.width}x{config.height}")
-    board = np.zeros(width * height, dtype=np.int8)
-    for y, r in enumerate(rows):
-        for x, c in enumerate(r):
-            board[y * width + x] = BLACK if c in "Xx" else WHITE if c in "Oo" else EMPTY
     return board
+
+
+_POINTS = {"X": BLACK, "x": BLACK, "O": WHITE, "o": WHITE, ".": EMPTY, "+": EMPTY}
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _parse_picture(text: str) -> tuple[np.ndarray, int, int]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        body = line.strip()
+        labels = body.split()
+        if not body or labels == list(_LETTERS[: len(labels)]):
+            continue  # blank, or the column letters of render()
+        body = body.strip("0123456789")  # row numbers, either side
+        cells = []
+        for c in body:
+            if c in _POINTS:
+                cells.append(_POINTS[c])
+            elif c not in " ()":
+                raise ValueError(
+                    f"line {number} of the board picture has {c!r}: points are X, O, . or +"
+                )
+        if not cells:
+            continue
+        if rows and len(cells) != len(rows[0]):
+            raise ValueError(
+                f"line {number} of the board picture has {len(cells)} points, the first row "
+                f"{len(rows[0])}: every row must have the same number of points"
+            )
+        rows.append(cells)
+    if not rows:
+        raise ValueError("the board picture has no points")
+    return np.array(rows, dtype=np.int8).reshape(-1), len(rows[0]), len(rows)

@@ -16,6 +16,8 @@ def valid_symmetries(width: int, height: int) -> tuple[int, ...]:
 
 
 def _check(k: int, width: int, height: int) -> None:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k < NUM_SYMMETRIES:
+        raise ValueError(f"symmetry must be an integer from 0 to 7, got {k!r}")
     if k not in valid_symmetries(width, height):
         raise ValueError(f"symmetry {k} does not map a {width}x{height} board onto itself")
 
