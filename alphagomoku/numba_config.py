@@ -1,8 +1,47 @@
-"""Numba flags, set in one place so every kernel compiles the same way.
+"""Numba flags and the kernel cache, set in one place so every kernel compiles the same way.
 
-cache=True writes compiled kernels to disk (NUMBA_CACHE_DIR or __pycache__), so spawned
-self-play workers load them instead of compiling again. fastmath stays off: the search must give
-the same result in a worker as in a test.
+``cache=True`` writes compiled kernels to disk, so spawned self-play workers load them instead
+of compiling again. fastmath stays off: the search must give the same result in a worker as in
+a test.
+
+Numba keys a cached kernel on its own source file only, not on the files of the kernels it
+calls, so an edited game kernel could be run stale from an MCTS kernel's cache. The cache
+therefore lives in a directory named after a digest of every source file that holds kernels:
+any edit, or another version of the package, starts a fresh cache. The directory is under
+``NUMBA_CACHE_DIR`` when that is set (the Makefile sets it to ``.venv/numba-cache``), else under
+the user's cache directory.
 """
 
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+
 JIT = {"cache": True, "nogil": True}
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def kernel_sources_digest() -> str:
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        data = path.read_bytes()
+        if b"njit" in data:
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+            digest.update(data)
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    if not base:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "alphagomoku" / "numba"
+    return Path(base) / f"kernels-{kernel_sources_digest()}"
+
+
+# Read by Numba when each kernel is decorated, so it must be set before any kernel module loads;
+# every kernel module imports JIT from here first.
+numba.config.CACHE_DIR = str(cache_dir())

@@ -51,7 +51,8 @@ def play_games(
 
     ``on_step()``, if given, is called once per search step (a worker's heartbeat).
 
-    ``stats`` has: games, positions, evaluations, seconds, network_seconds.
+    ``stats`` has: games, positions, evaluations, steps (network calls), seconds,
+    network_seconds.
     """
     if num_games < 1:
         raise ValueError(f"num_games must be at least 1, got {num_games}")
@@ -62,6 +63,7 @@ def play_games(
     started = 0
     records: list[GameRecord] = []
     evaluations = 0
+    steps = 0
     network_seconds = 0.0
     t0 = time.perf_counter()
 
@@ -88,6 +90,7 @@ def play_games(
                 priors, values = evaluator(forest.planes[:n], forest.legal[:n])
                 network_seconds += time.perf_counter() - t
                 evaluations += n
+                steps += 1
                 forest.apply(priors, values)
         for i in np.flatnonzero(active & ~need):
             slot = slots[i]
@@ -104,6 +107,7 @@ def play_games(
         "games": len(records),
         "positions": int(sum(r.length for r in records)),
         "evaluations": evaluations,
+        "steps": steps,
         "seconds": time.perf_counter() - t0,
         "network_seconds": network_seconds,
     }

@@ -1,0 +1,140 @@
+"""Self-play throughput with 1 and 2 workers, the network's share of a worker's time, and the raw forward rate.
+
+What is timed is the self-play pool exactly as training runs it (spawned workers, one network
+batch per search step over all the games a worker plays at once), after a warm-up task per
+worker so that process start, imports and model loading are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", default="small", help="model preset (default small)")
+    p.add_argument("--board-size", type=int, default=15)
+    p.add_argument("--simulations", type=int, default=16, help="MCTS simulations per move")
+    p.add_argument("--games-per-worker", type=int, default=8,
+                   help="games each worker plays at once (= the network batch)")
+    p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int) -> dict:
+    from alphagomoku.selfplay.pool import SelfPlayPool
+    from alphagomoku.selfplay.worker import SelfPlayTask
+
+    results = []
+    samples: list[float] = []
+    with SelfPlayPool(spec, workers, task_timeout=600, log=lambda s: None) as pool:
+        warm = [SelfPlayTask(i, 1, seed + 1000 + i, weights, 0) for i in range(max(workers, 1))]
+        pool.play(warm, lambda r: None)
+        tasks = [SelfPlayTask(i, games_per_worker, seed + i, weights, 0) for i in range(max(workers, 1))]
+        stop = threading.Event()
+        sampler = threading.Thread(target=_sample_gpu, args=(stop, samples), daemon=True)
+        if spec.num_gpus or spec.device.startswith("cuda"):
+            sampler.start()
+        t0 = time.perf_counter()
+        pool.play(tasks, results.append)
+        wall = time.perf_counter() - t0
+        stop.set()
+    records = [rec for r in results for rec in r.records]
+    positions = sum(rec.length for rec in records)
+    worker_seconds = sum(r.stats["seconds"] for r in results)
+    network_seconds = sum(r.stats["network_seconds"] for r in results)
+    evaluations = sum(r.stats["evaluations"] for r in results)
+    return {
+        "games": len(records),
+        "positions": positions,
+        "wall_seconds": wall,
+        "positions_per_second": positions / wall,
+        "games_per_hour": 3600 * len(records) / wall,
+        "network_share": network_seconds / worker_seconds,
+        "evaluations_per_second": evaluations / wall,
+        "mean_batch": evaluations / max(1, sum(r.stats["steps"] for r in results)),
+        "gpu_utilisation_percent": float(np.mean(samples)) if samples else None,
+    }
+
+
+def _sample_gpu(stop, samples: list) -> None:
+    """GPU utilisation every half second while the workers play (needs pynvml)."""
+    import torch
+
+    while not stop.wait(0.5):
+        try:
+            samples.append(float(torch.cuda.utilization()))
+        except Exception:  # noqa: BLE001 - no pynvml: no samples, reported as None
+            return
+
+
+def _raw_forward(model, device, batch: int, board: int, seconds: float = 2.0) -> float:
+    import torch
+
+    from alphagomoku.game.constants import NUM_PLANES
+    from alphagomoku.nn import Evaluator
+
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # as in a CPU self-play worker
+    ev = Evaluator(model, device)
+    rng = np.random.default_rng(0)
+    planes = (rng.random((batch, NUM_PLANES, board, board)) < 0.2).astype(np.float32)
+    legal = np.ones((batch, board * board), dtype=np.bool_)
+    ev(planes, legal)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        ev(planes, legal)
+        n += batch
+    return n / (time.perf_counter() - t0)
+
+
+def run(args) -> dict:
+    import torch
+
+    from alphagomoku.device import select_device
+    from alphagomoku.game import GameConfig
+    from alphagomoku.mcts import SearchConfig
+    from alphagomoku.nn import ModelConfig, PolicyValueNet
+    from alphagomoku.nn.io import save_model
+    from alphagomoku.selfplay.game_loop import SelfPlaySettings
+    from alphagomoku.selfplay.worker import WorkerSpec
+
+    choice = select_device(args.device)
+    game = GameConfig(width=args.board_size)
+    torch.manual_seed(args.seed)
+    model = PolicyValueNet(ModelConfig.preset(args.preset, args.board_size)).eval()
+    num_gpus = torch.cuda.device_count() if choice.kind == "cuda" and args.device in ("auto", "cuda") else 0
+    spec = WorkerSpec(
+        game=game,
+        search=SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25),
+        settings=SelfPlaySettings(games_at_once=args.games_per_worker),
+        device=str(choice.device) if choice.kind == "cuda" and not num_gpus else choice.kind,
+        num_gpus=num_gpus,
+    )
+    out: dict = {
+        "device": str(choice),
+        "preset": args.preset,
+        "board": f"{args.board_size}x{args.board_size}",
+        "simulations": args.simulations,
+        "games_per_worker": args.games_per_worker,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = str(Path(tmp) / "bench.pt")
+        save_model(weights, model)
+        counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
+        for w in counts:
+            r = _pool_run(spec, w, weights, args.games_per_worker, args.seed)
+            for k, v in r.items():
+                if v is not None:
+                    out[f"workers{w}_{k}"] = v
+    if 1 in counts and 2 in counts:
+        out["speedup_2_vs_1"] = out["workers2_positions_per_second"] / out["workers1_positions_per_second"]
+    out["raw_forward_per_second_at_batch"] = _raw_forward(model.to(choice.device), choice.device,
+                                                          args.games_per_worker, args.board_size)
+    return out
