@@ -206,3 +206,27 @@ def test_checkpoints_are_pruned_and_corrupt_ones_rejected(tmp_path):
         load_checkpoint(tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(tmp_path / "nope.pt")
+
+
+def test_a_training_checkpoint_loads_wherever_weights_are_asked_for(tmp_path):
+    from alphagomoku.nn.io import load_model
+
+    model = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    save_checkpoint(tmp_path, {"epoch": 1, "model": model.state_dict(),
+                               "model_config": model.config.to_dict()}, keep=1)
+    again = load_model(tmp_path / "checkpoints" / "latest.pt")
+    for a, b in zip(model.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_random_states_round_trip_through_a_checkpoint(tmp_path):
+    import random
+
+    from alphagomoku.train.checkpoint import restore_rng_state, rng_state
+
+    random.seed(1), np.random.seed(2), torch.manual_seed(3)
+    model = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    save_checkpoint(tmp_path, {"epoch": 1, "model": model.state_dict(), "rng": rng_state()}, keep=1)
+    expected = (random.random(), np.random.rand(), torch.rand(1).item())
+    restore_rng_state(load_checkpoint(tmp_path / "checkpoints" / "latest.pt")["rng"])
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected

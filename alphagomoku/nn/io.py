@@ -20,6 +20,9 @@ from alphagomoku.nn.model import PolicyValueNet
 
 FORMAT = "alphagomoku-model"
 FORMAT_VERSION = 1
+# Training checkpoints (alphagomoku.train.checkpoint) hold a model too, under "model" and
+# "model_config"; the readers here accept them, so any checkpoint works where weights are asked.
+TRAINING_FORMAT = "alphagomoku-training-checkpoint"
 
 # Added to parameter names by torch.compile and by DistributedDataParallel / DataParallel.
 _WRAPPER_PREFIXES = ("_orig_mod.", "module.")
@@ -93,10 +96,13 @@ def read_model_file(path) -> tuple[ModelConfig, dict]:
         raise CheckpointError(
             f"{path} is not a readable model file (truncated or corrupt?): {type(e).__name__}: {e}"
         ) from e
+    if isinstance(payload, dict) and payload.get("format") == TRAINING_FORMAT:
+        payload = {"format": FORMAT, "format_version": 1, "model_config": payload.get("model_config"),
+                   "state_dict": payload.get("model")}
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(
-            f"{path} is not an alphagomoku model file (no format tag {FORMAT!r}); "
-            "a training checkpoint or another program's weights?"
+            f"{path} is not an alphagomoku model file or training checkpoint (no format tag "
+            f"{FORMAT!r}); another program's weights?"
         )
     version = payload.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from alphagomoku.nn.io import CheckpointError, strip_prefixes
+from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
 from alphagomoku.train.atomic import atomic_path, atomic_torch_save
 
 FORMAT_VERSION = 1
@@ -26,16 +26,20 @@ __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint", "rng_state",
 
 
 def rng_state() -> dict:
+    """Every global random state, as tensors and plain values (loadable with weights_only)."""
+    name, keys, pos, has_gauss, gauss = np.random.get_state()
     return {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "numpy": (name, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(gauss)),
         "torch": torch.get_rng_state(),
     }
 
 
 def restore_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    name, keys, pos, has_gauss, gauss = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
     torch.set_rng_state(state["torch"])
 
 
@@ -43,7 +47,7 @@ def save_checkpoint(run_dir: Path, state: dict, keep: int) -> Path:
     """Write ``state`` as this epoch's checkpoint and as latest.pt; prune old ones."""
     ckpt_dir = Path(run_dir) / "checkpoints"
     path = ckpt_dir / f"epoch_{state['epoch']:06d}.pt"
-    state = {"format_version": FORMAT_VERSION, **state}
+    state = {"format": TRAINING_FORMAT, "format_version": FORMAT_VERSION, **state}
     atomic_torch_save(state, path)
     # latest.pt: a copy, itself atomic, so it is never a half-written file.
     with atomic_path(ckpt_dir / "latest.pt") as tmp:
@@ -58,15 +62,15 @@ def load_checkpoint(path: str | Path) -> dict:
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
     try:
-        # Our checkpoints hold optimizer and RNG states (numpy arrays, tuples), so the restricted
-        # weights_only loader would refuse them; they are files this program wrote itself.
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        # Only tensors and plain values inside, so the safe loader reads it: a checkpoint from
+        # elsewhere cannot run code when loaded.
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as e:
         raise CheckpointError(
             f"checkpoint {path} is corrupt or truncated ({type(e).__name__}: {e}); "
             "use an earlier one from the same checkpoints/ folder"
         ) from None
-    if not isinstance(state, dict) or "format_version" not in state or "model" not in state:
+    if not isinstance(state, dict) or state.get("format") != TRAINING_FORMAT or "model" not in state:
         raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")
     if state["format_version"] != FORMAT_VERSION:
         raise CheckpointError(
