@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+FINAL_EVAL_GAMES ?= 10
 # Numba writes compiled kernels here, so spawned workers and later runs load them instead of
 # compiling again.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.venv/numba-cache
@@ -17,8 +18,12 @@ $(VENV)/.installed: pyproject.toml tools/install_torch.py
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# A fresh run directory each time: a run is never overwritten (continue one with
+# `python scripts/train.py --run-dir DIR --resume`).
+RUN ?= runs/make-train-$(shell date +%Y%m%d-%H%M%S)
+
 train: setup
-	$(PY) scripts/train.py --run-dir runs/make-train
+	$(PY) scripts/train.py --run-dir $(RUN) --final-eval-games $(FINAL_EVAL_GAMES)
 
 test: setup
 	$(PY) -m pytest -q
