@@ -276,7 +276,9 @@ def format_text(report: dict) -> str:
         lines += ["", f"recommended for self-play: device {rec['device']}, {rec['workers']} "
                       f"worker(s), preset {rec['preset']}, batch size {rec['batch_size']}, "
                       f"{rec['threads_per_worker']} torch thread(s) per worker",
-                  f"  why: {rec['why']}"]
+                  f"  why: {rec['why']}",
+                  f"  as flags: python scripts/train.py --device {rec['device']} --parallel-workers "
+                  f"{rec['workers']} --model-preset {rec['preset']} --games-per-task {rec['batch_size']}"]
     failed = [c.name for c in report["checks"] if not c.ok]
     lines += ["", "RESULT: all checks passed" if not failed
               else f"RESULT: FAILED ({', '.join(failed)}); see the FAIL lines above"]

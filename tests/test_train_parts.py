@@ -230,3 +230,26 @@ def test_random_states_round_trip_through_a_checkpoint(tmp_path):
     expected = (random.random(), np.random.rand(), torch.rand(1).item())
     restore_rng_state(load_checkpoint(tmp_path / "checkpoints" / "latest.pt")["rng"])
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
+
+
+def test_export_script_writes_a_weights_file_and_rejects_a_bad_checkpoint(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from alphagomoku.nn.io import load_model
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "export_model.py"
+    model = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    save_checkpoint(tmp_path, {"epoch": 1, "model": model.state_dict(),
+                               "model_config": model.config.to_dict()}, keep=1)
+    ok = subprocess.run([sys.executable, str(script), str(tmp_path / "checkpoints" / "latest.pt"),
+                         str(tmp_path / "model.pt")], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    exported = load_model(tmp_path / "model.pt").state_dict()
+    assert all(torch.equal(exported[k], v) for k, v in model.state_dict().items())
+    (tmp_path / "bad.pt").write_bytes(b"nope")
+    bad = subprocess.run([sys.executable, str(script), str(tmp_path / "bad.pt"), str(tmp_path / "m2.pt")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "corrupt or truncated" in bad.stderr
+    assert not (tmp_path / "m2.pt").exists()

@@ -18,6 +18,7 @@ quotes what went wrong. Results are checked (a result with no games is an error,
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 import time
 from typing import Callable, Iterable
 
@@ -59,6 +60,17 @@ class SelfPlayPool:
         finds it by name). Tests pass wrappers of :func:`play_task` that inject failures."""
         if num_workers < 0:
             raise ValueError("num_workers must be 0 or more")
+        if num_workers > 0:
+            # Spawn sends the task function and the spec to every worker by pickling; a lambda,
+            # a nested function or a live model fails there, so fail here, at once and clearly.
+            for what, obj in (("task function", task_fn), ("worker spec", spec)):
+                try:
+                    pickle.dumps(obj)
+                except Exception as e:  # noqa: BLE001 - pickling raises many types
+                    raise TypeError(
+                        f"the {what} cannot be sent to spawned workers ({type(e).__name__}: {e}); "
+                        "use module-level functions and plain data"
+                    ) from None
         self.spec = spec
         self.num_workers = num_workers
         self.task_timeout = task_timeout
@@ -200,7 +212,8 @@ class SelfPlayPool:
         if len(self.failures) > self.max_failures:
             self.close()
             raise SelfPlayError(
-                f"self-play failed {len(self.failures)} times; stopping. Last failure:\n{message}"
+                f"self-play failed {len(self.failures)} time{'s' if len(self.failures) > 1 else ''}; "
+                f"stopping. Last failure:\n{message}"
             )
 
     def _check_workers(self) -> bool:

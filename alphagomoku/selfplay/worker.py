@@ -108,6 +108,8 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
             limit_cpu_threads(spec.threads_per_worker)
         state.device = choice.device
         state.device_line = f"[worker {index}] using {choice.kind.upper()}: {choice.name}"
+        if spec.num_gpus:
+            state.device_line += f" (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})"
     except Exception as e:  # noqa: BLE001 - reported through the first task
         state.init_error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
         state.device_line = f"[worker {index}] FAILED to set up device {spec.device!r}: {e}"

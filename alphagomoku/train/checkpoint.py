@@ -67,8 +67,7 @@ def load_checkpoint(path: str | Path) -> dict:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as e:
         raise CheckpointError(
-            f"checkpoint {path} is corrupt or truncated ({type(e).__name__}: {e}); "
-            "use an earlier one from the same checkpoints/ folder"
+            f"checkpoint {path} is corrupt or truncated ({type(e).__name__}: {str(e).splitlines()[0]})"
         ) from None
     if not isinstance(state, dict) or state.get("format") != TRAINING_FORMAT or "model" not in state:
         raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")

@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print("configuration:\n" + json.dumps(cfg.to_dict(), indent=2), flush=True)
 
+    import torch
+
     from alphagomoku.device import DeviceError
     from alphagomoku.nn.io import CheckpointError
     from alphagomoku.selfplay.pool import SelfPlayError
@@ -88,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (ConfigError, DeviceError, CheckpointError, SelfPlayError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
+        return 1
+    except torch.OutOfMemoryError as e:
+        print(f"train.py: error: out of memory during training ({str(e).splitlines()[0]}); the last "
+              "checkpoint is whole: lower --batch-size (or --games-per-task, or use a smaller "
+              "--model-preset), then run again with --resume", file=sys.stderr)
         return 1
     print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
     return 0

@@ -26,6 +26,7 @@ from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayPool
+from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
@@ -95,7 +96,10 @@ class Trainer:
         path = self.run_dir / "checkpoints" / "latest.pt"
         if not path.exists():
             raise CheckpointError(f"--resume: no checkpoint at {path}; start the run without --resume")
-        state = load_checkpoint(path)
+        try:
+            state = load_checkpoint(path)
+        except CheckpointError as e:
+            raise CheckpointError(f"{e}\n{_intact_checkpoint_hint(path.parent)}") from None
         saved = state.get("config", {})
         for key in _FIXED_ON_RESUME:
             if key in saved and saved[key] != getattr(self.cfg, key):
@@ -131,6 +135,9 @@ class Trainer:
     def run(self) -> None:
         cfg = self.cfg
         self.log(f"device: {self.device}")
+        t0 = time.perf_counter()
+        compile_selfplay_kernels(self.game)
+        self.log(f"search kernels ready ({time.perf_counter() - t0:.1f} s; compiled once, cached for the workers)")
         spec = self._worker_spec()
         pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
                             log=self.log)
@@ -329,6 +336,18 @@ class Trainer:
             "selfplay_rng": self.rng.bit_generator.state,
             "best_elo": self.best_elo,
         }
+
+
+def _intact_checkpoint_hint(ckpt_dir: Path) -> str:
+    """Where to resume from when latest.pt is damaged: the newest epoch file that loads."""
+    for candidate in sorted(ckpt_dir.glob("epoch_*.pt"), reverse=True):
+        try:
+            load_checkpoint(candidate)
+        except CheckpointError:
+            continue
+        return (f"the newest whole checkpoint is {candidate}: resume from it with\n"
+                f"  cp {candidate} {ckpt_dir / 'latest.pt'}\nthen run again with --resume")
+    return "no whole epoch checkpoint is left in that folder: start a new run"
 
 
 def _amp_dtype(device: DeviceChoice):

@@ -38,7 +38,10 @@ def plot_progress(metrics_csv: str | Path, out: str | Path) -> bool:
         if xs:
             axes[1].plot(xs, ys, marker="o", label=label)
     axes[1].set_title("strength (arena matches)")
-    axes[1].legend()
+    if axes[1].lines:
+        axes[1].legend()
+    else:
+        axes[1].text(0.5, 0.5, "no matches yet (--eval-every)", ha="center", transform=axes[1].transAxes)
     axes[2].plot(*_series(rows, "positions_per_second"), marker="o")
     axes[2].set_title("self-play positions / s")
     for ax in axes:
