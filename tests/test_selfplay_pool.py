@@ -2,38 +2,22 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import faults
-from alphagomoku.game import GameConfig
+from conftest import POOL_GAME
 from alphagomoku.mcts import SearchConfig
-from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn.io import save_model
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayError, SelfPlayPool
 from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec
 
-GAME = GameConfig(width=7, n_in_row=4)
+GAME = POOL_GAME
 SPEC = WorkerSpec(
     game=GAME,
     search=SearchConfig(num_simulations=8, dirichlet_eps=0.25),
     settings=SelfPlaySettings(games_at_once=2),
     device="cpu",
 )
-
-
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory):
-    path = tmp_path_factory.mktemp("weights") / "v0.pt"
-    save_model(path, PolicyValueNet(ModelConfig.preset("tiny", 7)))
-    return str(path)
-
-
-@pytest.fixture
-def fault_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ALPHAGOMOKU_FAULT_DIR", str(tmp_path))
-    return tmp_path
 
 
 def tasks(weights, n=4, games=2):

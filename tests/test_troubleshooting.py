@@ -26,20 +26,19 @@ import torch
 import faults
 from alphagomoku import device as dev
 from alphagomoku import diagnostics as diag
-from alphagomoku.game import GameConfig
-from alphagomoku.mcts import SearchConfig, uniform_evaluator
-from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn.io import save_model
-from alphagomoku.selfplay.game_loop import SelfPlaySettings, play_games
+from alphagomoku.mcts import SearchConfig
+from alphagomoku.nn import ModelConfig
+from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayError, SelfPlayPool
 from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, play_task
 from alphagomoku.train import cli
 from alphagomoku.train.checkpoint import load_checkpoint
+from conftest import POOL_GAME
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = {name: (ROOT / name).read_text() for name in ("COLAB_TRAINING.md", "docs/troubleshooting.md")}
 TRAIN = ROOT / "scripts" / "train.py"
-GAME = GameConfig(width=7, n_in_row=4)
+GAME = POOL_GAME
 SEARCH = SearchConfig(num_simulations=8, dirichlet_eps=0.25)
 SPEC = WorkerSpec(game=GAME, search=SEARCH, settings=SelfPlaySettings(games_at_once=2), device="cpu")
 TINY = [
@@ -143,28 +142,7 @@ def unpicklable_result(task):
     return lambda: "a closure cannot be sent back"
 
 
-# -- fixtures -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module", autouse=True)
-def compiled_kernels():
-    """Fill the Numba cache in this process first, so that workers load the kernels instead of
-    compiling them (which can outlast the short timeouts below; see "Hangs and timeouts")."""
-    play_games(lambda planes, legal: uniform_evaluator(planes, legal), GAME, SEARCH,
-               SelfPlaySettings(games_at_once=2), 2, 0)
-
-
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory):
-    path = tmp_path_factory.mktemp("weights") / "v0.pt"
-    save_model(path, PolicyValueNet(ModelConfig.preset("tiny", 7)))
-    return str(path)
-
-
-@pytest.fixture
-def fault_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("ALPHAGOMOKU_FAULT_DIR", str(tmp_path))
-    return tmp_path
-
-
+# -- fixtures (weights, fault_dir: see conftest.py) ----------------------------------------------
 def tasks(weights: str, n: int) -> list[SelfPlayTask]:
     return [SelfPlayTask(i, 1, seed=10 + i, weights_path=weights, weights_version=0) for i in range(n)]
 
