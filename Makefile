@@ -32,4 +32,4 @@ bench: setup
 	$(PY) scripts/benchmark.py all
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) .pytest_cache
