@@ -25,6 +25,11 @@ def test_benchmark_reports_every_figure():
                     assert result[f"{prefix}{where}_k{k}_{kind}_sims_per_s"] > 0
                 assert result[f"{prefix}{where}_k{k}_mean_depth"] >= 0
     assert result["pure_uct_playouts_per_s"] > 0 and result["pure_uniform_prior_playouts_per_s"] > 0
+    assert "fused" in result["about"] and result["target_sims_per_s"] == 250_000
+    met = all(result[f"empty_k{k}_fused_sims_per_s"] >= 250_000 for k in (1, 2))
+    assert result["target_met_empty_fused"] is met
+    # With no knowledge the tree is wide, not one line from the root to the end of a game.
+    assert 0 < result["empty_k1_mean_depth"] < 6
 
 
 def test_benchmark_rejects_bad_options():

@@ -9,7 +9,7 @@ from alphagomoku.game.constants import BLACK, RENJU
 from alphagomoku.mcts import Forest, SearchConfig, search, uniform_evaluator
 from alphagomoku.mcts.diagnostics import tree_problems, walk_tree
 from alphagomoku.mcts.kernels import write_planes
-from alphagomoku.mcts.tree import EDGES_USED, NODES_USED, VISITS
+from alphagomoku.mcts.tree import EDGES_USED, NODES_USED, PARENT, VISITS
 
 
 def hashed_evaluator(planes, legal):
@@ -178,14 +178,15 @@ def test_tree_reuse_keeps_the_chosen_childs_statistics():
     forest.run(hashed_evaluator)
     move = int(np.argmax(forest.visit_counts(0)))
     # Statistics below the chosen child, read by walking the tree before the move.
+    nodes = forest.arrays.nodes
+    walked = list(walk_tree(forest, 0))
+    child = next(x for x, board, _, depth in walked if depth == 1 and board[move] != 0)
+    child_visits = int(nodes[0, child, VISITS])
     before = {}
-    child_visits = None
-    for x, board, color, depth in walk_tree(forest, 0):
-        if depth == 1 and board[move] != 0:
-            child_visits = int(forest.arrays.nodes[0, x, VISITS])
-        if depth == 2 and board[move] != 0:
+    for x, board, _, depth in walked:
+        if depth == 2 and nodes[0, x, PARENT] == child:
             second = [m for m in np.flatnonzero(board != pos.board) if m != move][0]
-            before[int(second)] = int(forest.arrays.nodes[0, x, VISITS])
+            before[int(second)] = int(nodes[0, x, VISITS])
     forest.advance(0, move)
     assert forest.root_visits(0) == child_visits > 1
     after = forest.visit_counts(0)

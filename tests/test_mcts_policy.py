@@ -22,7 +22,7 @@ from alphagomoku.mcts.tree import exploration_table
         ("num_simulations", 0), ("num_simulations", 2.5), ("num_simulations", True),
         ("c_puct", 0.0), ("c_puct", float("nan")), ("c_base", -1.0), ("fpu_reduction", -0.1),
         ("dirichlet_alpha", 0.0), ("dirichlet_eps", 1.5), ("leaves_per_tree", 0),
-        ("virtual_loss", -1.0),
+        ("virtual_loss", -1.0), ("root_fpu_reduction", -0.1), ("root_fpu_reduction", 2.5),
     ],
 )
 def test_search_config_rejects_bad_values_naming_the_field(field, bad):
@@ -37,6 +37,11 @@ def test_search_config_rejects_unknown_fields_and_replace_validates():
     assert (cfg.num_simulations, cfg.dirichlet_eps) == (50, 0.25)
     with pytest.raises(ValueError, match="leaves_per_tree"):
         SearchConfig().replace(leaves_per_tree=-2)
+
+
+def test_root_first_play_reduction_defaults_to_the_inner_one():
+    assert SearchConfig(fpu_reduction=0.4).root_fpu == 0.4
+    assert SearchConfig(fpu_reduction=0.4, root_fpu_reduction=0.0).root_fpu == 0.0
 
 
 def test_visit_policy_temperatures():

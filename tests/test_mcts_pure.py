@@ -64,3 +64,46 @@ def test_search_counts_every_playout_and_is_seeded():
 def test_rejects_bad_playouts():
     with pytest.raises(ValueError, match="playouts"):
         PureMCTS(NINE, 0)
+
+
+@pytest.mark.parametrize("uniform_prior", [False, True])
+def test_a_search_continued_in_steps_equals_one_search_of_the_sum(uniform_prior):
+    game = GameConfig(width=7, n_in_row=4)
+    pos = Position.from_moves([24, 25], game)
+    whole = PureMCTS(game, 400, seed=5, uniform_prior=uniform_prior).search(pos, 300)
+    steps = PureMCTS(game, 400, seed=5, uniform_prior=uniform_prior)
+    steps.search(pos, 20)
+    steps.search(pos, 80, continue_=True)
+    assert steps.done == 100
+    visits = steps.search(pos.copy(), 200, continue_=True)
+    assert steps.done == 300
+    np.testing.assert_array_equal(visits, whole)
+
+
+def test_a_fresh_search_with_a_seed_matches_a_new_searcher():
+    game = GameConfig(width=7, n_in_row=4)
+    pos = Position.from_moves([24], game)
+    reused = PureMCTS(game, 200, seed=1)
+    reused.search(Position(game))  # moves its random stream on
+    fresh = PureMCTS(game, 200, seed=9).search(pos)
+    np.testing.assert_array_equal(reused.search(pos, seed=9), fresh)
+
+
+def test_continuing_needs_the_same_position_and_room_in_the_tree():
+    game = GameConfig(width=7, n_in_row=4)
+    pos = Position.from_moves([24], game)
+    player = PureMCTS(game, 100, seed=1)
+    with pytest.raises(ValueError, match="position of the last search"):
+        player.search(pos, 10, continue_=True)  # nothing searched yet
+    player.search(pos, 60)
+    with pytest.raises(ValueError, match="position of the last search"):
+        player.search(Position.from_moves([24, 25], game), 10, continue_=True)
+    with pytest.raises(ValueError, match=r"60 \+ 50 playouts would pass this search's limit of 100"):
+        player.search(pos, 50, continue_=True)
+    with pytest.raises(ValueError, match="seed"):
+        player.search(pos, 10, continue_=True, seed=3)
+    with pytest.raises(ValueError, match="playouts"):
+        player.search(pos, 0, continue_=True)
+    assert player.done == 60  # the refused calls left the tree as it was
+    player.search(pos, 40, continue_=True)
+    assert player.done == 100

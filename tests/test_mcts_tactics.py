@@ -7,7 +7,16 @@ import pytest
 
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.game.constants import BLACK, WHITE
-from alphagomoku.mcts import LOSS, Forest, SearchConfig, search, select_move, uniform_evaluator
+from alphagomoku.mcts import (
+    LOSS,
+    SEARCH_LEAVES,
+    Forest,
+    SearchConfig,
+    search,
+    search_config,
+    select_move,
+    uniform_evaluator,
+)
 
 NINE = GameConfig(width=9)
 
@@ -72,7 +81,9 @@ def test_wins_rather_than_blocks_when_both_sides_have_a_four():
     assert result.root_value == 1.0
 
 
-def test_finds_the_only_winning_move_and_proves_the_win():
+@pytest.mark.parametrize("changes", [{}, {"fpu_reduction": 0.0}, {"leaves_per_tree": 8},
+                                     {"root_fpu_reduction": 0.0}])
+def test_finds_the_only_winning_move_and_proves_the_win(changes):
     # Black's three becomes an open four (a sure win) only by extending to the right.
     pos = Position.from_picture("""
         . . . . . . . . .
@@ -85,10 +96,84 @@ def test_finds_the_only_winning_move_and_proves_the_win():
         . O . . . . . . O
         . . . . . . . . .
     """, NINE)
-    cfg = SearchConfig(num_simulations=300, fpu_reduction=0.0)
-    result = search(pos, uniform_evaluator, cfg)
+    cfg = SearchConfig(num_simulations=300, **changes)
+    result = search(pos, lambda planes, legal: uniform_evaluator(planes, legal), cfg)
     assert result.best_move == _index(6, 4)
     assert result.root_value == 1.0
+
+
+_FOURS = {
+    "completes": ("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . O X X X X . . .
+        . . . . . . . . .
+        . . . O . O . . .
+        . . . . . . . . .
+        . . . . O . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """, _index(6, 2)),
+    "blocks": ("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . O X X X X . . .
+        . . . . . . . . .
+        . . . O . . . . .
+        . . . . . . . . .
+        . . . . O . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """, _index(6, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FOURS))
+def test_the_default_single_search_batches_its_leaves_and_keeps_the_known_answers(name):
+    picture, answer = _FOURS[name]
+    batches = []
+
+    def counting(planes, legal):
+        batches.append(len(planes))
+        return uniform_evaluator(planes, legal)
+
+    result = search(Position.from_picture(picture, NINE), counting)  # search_config(): 8 leaves
+    assert search_config().leaves_per_tree == SEARCH_LEAVES == 8
+    assert result.best_move == answer
+    assert result.visits[answer] >= 0.95 * result.visits.sum()
+    # Hundreds of simulations in about a hundred calls (a gather ends early on a collision);
+    # a root that wins at once is solved by its first evaluation and needs no other.
+    assert len(batches) <= 800 // SEARCH_LEAVES + 30
+    if name == "blocks":
+        assert max(batches) == SEARCH_LEAVES
+
+
+def key_point_evaluator(key: int):
+    """Uniform priors; the side to move is +0.6 when it holds ``key``, -0.6 when its opponent
+    does, 0 otherwise: one point decides, and only the values say which."""
+
+    def evaluate(planes, legal):
+        n = len(planes)
+        flat = planes.reshape(n, planes.shape[1], -1)
+        values = 0.6 * (flat[:, 0, key] - flat[:, 1, key])
+        priors, _ = uniform_evaluator(planes, legal)
+        return priors, values.astype(np.float32)
+
+    return evaluate
+
+
+@pytest.mark.parametrize("leaves", [1, 8])
+def test_visits_concentrate_on_the_move_the_values_favour_with_leaves_in_flight(leaves):
+    # With virtual loss, 8 leaves in flight spread the search a little; the most valuable move
+    # must still draw most of the visits. (Uniform priors try moves in board order, so the key
+    # point is near the top, where the search finds it early.)
+    key = _index(3, 1)
+    pos = Position.from_moves(["e5", "d4"], NINE)
+    cfg = SearchConfig(num_simulations=400, leaves_per_tree=leaves)
+    result = search(pos, key_point_evaluator(key), cfg)
+    assert result.best_move == key
+    assert result.visits[key] > 0.6 * result.visits.sum()
+    assert result.root_value > 0.3
 
 
 def test_a_lost_position_is_proved_lost():

@@ -3,9 +3,9 @@
 Every player has a ``name``, ``reset(game)`` before each game (where it loads, checks and warms
 up whatever it needs for that board) and ``choose(position, time_left_s)``, which returns a legal
 flat index for the side to move. ``time_left_s`` is the time this move may take; None means no
-limit. The PUCT players honour it by searching one tree batch by batch until the time is up; pure
-MCTS, whose search is one compiled call, by searches of growing size (:func:`search_within`). A
-player with resources to free also has ``close()``.
+limit. The searching players honour it by growing one search step by step until the time is up:
+the PUCT players one evaluator batch at a time, pure MCTS in compiled steps sized from its
+measured speed (:func:`fill_budget`). A player with resources to free also has ``close()``.
 
 The MCTS and network modules are imported inside the players that use them, so the arena, the
 engine and their tests load without torch until a network player is built.
@@ -27,16 +27,26 @@ T = TypeVar("T")
 # With only a time limit, the most simulations one search may grow to: it bounds the tree's
 # memory on a fast device.
 MAX_TIMED_SIMULATIONS = 20_000
-# The first search of search_within, and the warm-up search of reset(). Small, so that even a
-# tiny budget gets an answer.
+# The first search (search_within) or step (fill_budget), and the warm-up search of reset().
+# Small, so that even a tiny budget gets an answer.
 FIRST_CHUNK = 16
 # (search_within) A search is planned to fill this share of the time left, since later
 # simulations cost a little more than earlier ones (deeper trees).
 CHUNK_SAFETY = 0.75
 # (search_within) Searches are kept to this share of the budget until one that long has been timed.
 CALIBRATION_SHARE = 0.05
-# (search_within) A search is at most this many times larger than the last one timed.
+# (search_within, fill_budget) A search or step is at most this many times larger than the last
+# one timed.
 MAX_GROWTH = 4
+# (fill_budget) The share of its budget a continued search plans to use: the rest covers a step
+# that runs a little slower than the one before it, and the answer's way back to the caller.
+BUDGET_SHARE = 0.92
+# (fill_budget) The longest step: a step cannot be stopped once started, so this bounds how far a
+# misjudged one can overrun.
+MAX_STEP_S = 0.05
+# With only a time limit, the most playouts a pure-MCTS search may grow to: it bounds the tree's
+# memory (every expanded node keeps an edge per legal move, ~2 KB on 15x15).
+MAX_TIMED_PLAYOUTS = 200_000
 
 
 @runtime_checkable
@@ -69,7 +79,9 @@ def search_within(run: Callable[[int], T], limit: int, budget_s: float | None,
 
     A tiny first search overstates the cost per simulation (fixed costs dominate it), so the
     searches stay small (CALIBRATION_SHARE of the budget) until one has been timed at a useful
-    size; the last one then gets most of the budget."""
+    size; the last one then gets most of the budget. Only for a search that cannot be
+    continued: the earlier searches are thrown away, so :func:`fill_budget` gets more from the
+    same time where the search can go on."""
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"the simulation limit must be a positive integer, got {limit!r}")
     if budget_s is None:
@@ -97,6 +109,40 @@ def search_within(run: Callable[[int], T], limit: int, budget_s: float | None,
         result = run(nxt)
         spent = max(clock() - t0, 1e-6)
         n = nxt
+    return result
+
+
+def fill_budget(step: Callable[[int, bool], T], limit: int, budget_s: float,
+                first: int = FIRST_CHUNK, clock: Callable[[], float] = time.monotonic) -> T:
+    """``step(n, more)`` runs ``n`` more simulations of one search (a new search when ``more``
+    is False) and returns its result so far. Steps until ``limit`` simulations in all or until
+    BUDGET_SHARE of ``budget_s`` is spent, each sized from the speed of the step before to end
+    by then, and none planned longer than MAX_STEP_S; returns the last step's result. The first step
+    (``first`` simulations) is always made, however small the budget."""
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"the simulation limit must be a positive integer, got {limit!r}")
+    start = clock()
+    end = start + BUDGET_SHARE * max(0.0, float(budget_s))
+    size = min(first, limit)
+    result = step(size, False)
+    done = size
+    now = clock()
+    spent = now - start
+    while done < limit:
+        left = end - now
+        if left <= 0.0:
+            break
+        # The speed of the last step: a search slows as its tree grows, so the latest step
+        # predicts the next better than the whole search's average does. A small step's fixed
+        # costs make it look slow, which errs on the safe side; MAX_GROWTH limits the rest.
+        rate = size / max(spent, 1e-9)
+        size = min(int(rate * min(left, MAX_STEP_S)), limit - done, MAX_GROWTH * size)
+        if size < 1:
+            break
+        result = step(size, True)
+        done += size
+        before, now = now, clock()
+        spent = now - before
     return result
 
 
@@ -142,7 +188,9 @@ class TacticalPlayer:
 
 
 class PureMCTSPlayer:
-    """MCTS with random playouts and no network (``alphagomoku.mcts.PureMCTS``)."""
+    """MCTS with random playouts and no network (``alphagomoku.mcts.PureMCTS``): ``playouts``
+    per move, or as many as fit in a time budget (at most MAX_TIMED_PLAYOUTS), searched as
+    one tree continued step by step."""
 
     def __init__(self, playouts: int = 1000, seed: int = 0, time_per_move: float | None = None,
                  name: str | None = None):
@@ -153,20 +201,42 @@ class PureMCTSPlayer:
         self.time_per_move = time_per_move
         self.name = name or f"pure:{playouts}"
         self.game: GameConfig | None = None
+        self._mcts = None  # the PureMCTS of the last search, kept to reuse its arrays
 
     def reset(self, game: GameConfig) -> None:
-        self.game = game
-        self._search(Position(game), FIRST_CHUNK)  # compile or load the kernels now, not mid-game
-
-    def _search(self, position: Position, n: int) -> int:
         from alphagomoku.mcts import PureMCTS
 
-        return int(PureMCTS(position.config, n, seed=self.seed + len(position.moves)).best_move(position))
+        self.game = game
+        # Compile or load the kernels now, not mid-game; a fresh search and a continued one
+        # call the same kernel.
+        PureMCTS(game, FIRST_CHUNK, seed=self.seed).search(Position(game))
+
+    def _tree(self, game: GameConfig, capacity: int):
+        from alphagomoku.mcts import PureMCTS
+
+        m = self._mcts
+        if m is None or m.playouts != capacity or m.game != game:
+            m = self._mcts = PureMCTS(game, capacity, seed=self.seed)
+        return m
 
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
-        return search_within(lambda n: self._search(position, n), self.playouts,
-                             _budget(self.time_per_move, time_left_s))
+        budget = _budget(self.time_per_move, time_left_s)
+        seed = self.seed + len(position.moves)
+        if budget is None:
+            visits = self._tree(position.config, self.playouts).search(position, seed=seed)
+        else:
+            limit = min(self.playouts, MAX_TIMED_PLAYOUTS)
+            mcts = self._tree(position.config, limit)
+
+            def step(n: int, more: bool) -> np.ndarray:
+                if more:
+                    return mcts.search(position, n, continue_=True)
+                return mcts.search(position, n, seed=seed)
+
+            visits = fill_budget(step, limit, budget)
+        # The most visited move (the lowest point among equals), as PureMCTS.best_move has it.
+        return int(np.argmax(np.where(position.legal_mask(), visits, -1)))
 
 
 class _SearchPlayer:
@@ -183,10 +253,10 @@ class _SearchPlayer:
     def _config(self, n: int):
         import dataclasses
 
-        from alphagomoku.mcts import SearchConfig
+        from alphagomoku.mcts import search_config as player_defaults
 
         if self.search_config is None:
-            return SearchConfig(num_simulations=n)
+            return player_defaults(num_simulations=n)
         return dataclasses.replace(self.search_config, num_simulations=n)
 
     def _search(self, position: Position, n: int) -> np.ndarray:
@@ -240,9 +310,9 @@ class _SearchPlayer:
             return MAX_TIMED_SIMULATIONS
         if self.search_config is not None:
             return self.search_config.num_simulations
-        from alphagomoku.mcts import SearchConfig
+        from alphagomoku.mcts import search_config as player_defaults
 
-        return SearchConfig().num_simulations
+        return player_defaults().num_simulations
 
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
@@ -252,13 +322,28 @@ class _SearchPlayer:
             visits = self._search(position, limit)
         else:
             visits = self._search_until(position, limit, budget)
-        # The most visited move; the legal mask only guards against a bad search result.
-        return int(np.argmax(np.where(position.legal_mask(), visits, -1)))
+        # The legal mask only guards against a bad search result.
+        return self._pick(np.where(position.legal_mask(), visits, -1))
+
+    def _pick(self, visits: np.ndarray) -> int:
+        """The most visited move (the lowest point among equals)."""
+        return int(np.argmax(visits))
+
+
+# (UniformMCTSPlayer) Relative size of the random factor on its uniform priors.
+PRIOR_JITTER = 1e-3
 
 
 class UniformMCTSPlayer(_SearchPlayer):
     """PUCT search with uniform priors and zero values: the network-free baseline of the
-    network player (same search, no knowledge)."""
+    network player (same search, no knowledge).
+
+    It sees only what the search proves (wins, forced blocks, lost lines); between moves the
+    proofs cannot tell apart it has no preference at all. Equal priors would be tried in board
+    order, so on a quiet board it would always play the top-left corner; instead each prior
+    gets a random factor of up to 1 + PRIOR_JITTER, which shuffles the order moves are tried
+    in, and ties of the visit counts are broken at random: its quiet moves are random moves.
+    """
 
     def __init__(self, simulations: int = 200, seed: int = 0, time_per_move: float | None = None,
                  name: str | None = None):
@@ -268,14 +353,27 @@ class UniformMCTSPlayer(_SearchPlayer):
         self.seed = seed
         self.time_per_move = time_per_move
         self.name = name or f"uniform:{simulations}"
+        self._rng = np.random.default_rng(seed)
 
     def _evaluator(self):
         from alphagomoku.mcts import uniform_evaluator
 
-        return uniform_evaluator
+        rng = self._rng
+
+        def jittered(planes, legal):
+            priors, values = uniform_evaluator(planes, legal)
+            priors *= 1.0 + PRIOR_JITTER * rng.random(priors.shape, dtype=np.float32)
+            return priors, values
+
+        return jittered
+
+    def _pick(self, visits: np.ndarray) -> int:
+        best = np.flatnonzero(visits == visits.max())
+        return int(best[0]) if best.size == 1 else int(self._rng.choice(best))
 
     def reset(self, game: GameConfig) -> None:
         self._warm_up(game)
+        self._rng = np.random.default_rng(self.seed)  # each game from the same stream
 
 
 class NetworkPlayer(_SearchPlayer):

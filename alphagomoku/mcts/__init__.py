@@ -12,11 +12,11 @@ from alphagomoku.mcts.policy import (
     visit_policy,
 )
 from alphagomoku.mcts.pure import PureMCTS
-from alphagomoku.mcts.search import SearchResult, search
+from alphagomoku.mcts.search import SEARCH_LEAVES, SearchResult, search, search_config
 from alphagomoku.mcts.tree import DRAW, LOSS, UNKNOWN, WIN
 
 __all__ = [
-    "DRAW", "LOSS", "UNKNOWN", "WIN",
+    "DRAW", "LOSS", "SEARCH_LEAVES", "UNKNOWN", "WIN",
     "Forest", "PureMCTS", "SearchConfig", "SearchResult", "TemperatureSchedule",
-    "search", "select_move", "uniform_evaluator", "visit_policy",
+    "search", "search_config", "select_move", "uniform_evaluator", "visit_policy",
 ]

@@ -28,8 +28,12 @@ class SearchConfig:
 
     * ``c_puct``: c_init of AlphaZero's exploration rate c(s) = log((1 + N + c_base) / c_base)
       + c_init, or the constant rate when ``c_base`` is 0.
-    * ``fpu_reduction``: a move not yet tried is valued at its parent's mean value minus this
-      (first-play urgency).
+    * ``fpu_reduction``: first-play urgency. A move not yet tried is valued at its parent's mean
+      value minus ``fpu_reduction * sqrt(m)``, ``m`` being the prior mass of the moves already
+      tried there (as Leela Zero and KataGo do). The penalty grows as the likely moves get
+      tried: a node first looks at its best few candidates, and with flat priors it spreads
+      widely instead of following whichever move it happened to try first.
+    * ``root_fpu_reduction``: the same at the root; None means ``fpu_reduction``.
     * ``dirichlet_alpha``: total concentration of the root noise; each tree uses
       dirichlet_alpha / (legal moves), so the noise spreads alike on every board size.
     * ``dirichlet_eps``: weight of the noise in the root priors; 0 for play, 0.25 in self-play.
@@ -41,6 +45,7 @@ class SearchConfig:
     c_puct: float = 1.25
     c_base: float = 19652.0
     fpu_reduction: float = 0.25
+    root_fpu_reduction: float | None = None
     dirichlet_alpha: float = 10.0
     dirichlet_eps: float = 0.0
     leaves_per_tree: int = 1
@@ -51,10 +56,17 @@ class SearchConfig:
         _check_float("c_puct", self.c_puct, 0.0, low_open=True)
         _check_float("c_base", self.c_base, 0.0)
         _check_float("fpu_reduction", self.fpu_reduction, 0.0, 2.0)
+        if self.root_fpu_reduction is not None:
+            _check_float("root_fpu_reduction", self.root_fpu_reduction, 0.0, 2.0)
         _check_float("dirichlet_alpha", self.dirichlet_alpha, 0.0, low_open=True)
         _check_float("dirichlet_eps", self.dirichlet_eps, 0.0, 1.0)
         _check_int("leaves_per_tree", self.leaves_per_tree, 1)
         _check_float("virtual_loss", self.virtual_loss, 0.0, 10.0)
+
+    @property
+    def root_fpu(self) -> float:
+        """The first-play reduction the root uses."""
+        return self.fpu_reduction if self.root_fpu_reduction is None else self.root_fpu_reduction
 
     def replace(self, **changes) -> "SearchConfig":
         return dataclasses.replace(self, **changes)

@@ -111,7 +111,8 @@ class Forest:
         self._params = SearchParams(
             height=height, width=width, n_in_row=n_in_row, rule=rule,
             selection=SELECTIONS[selection], c_puct=float(cfg.c_puct), c_base=float(cfg.c_base),
-            fpu_reduction=float(cfg.fpu_reduction), virtual_loss=float(cfg.virtual_loss),
+            fpu_reduction=float(cfg.fpu_reduction), root_fpu_reduction=float(cfg.root_fpu),
+            virtual_loss=float(cfg.virtual_loss),
             dirichlet_alpha=float(cfg.dirichlet_alpha), dirichlet_eps=float(cfg.dirichlet_eps),
             leaves_per_tree=cfg.leaves_per_tree, write_planes=True, leaf_boards=False,
         )

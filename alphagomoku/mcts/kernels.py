@@ -176,17 +176,23 @@ def select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, is_ro
                 best = e
         return best
     scale = _explore(explore, prm, n_parent)
-    fpu = values[t, x, VALUE_SUM] / nodes[t, x, VISITS] - prm.fpu_reduction
-    if fpu < -1.0:
-        fpu = -1.0
-    for e in range(first, end):
+    tried = 0.0  # prior mass of the taken edges
+    for e in range(first, first + taken):
         c = edge_child[t, e]
-        if c == NO_NODE:
-            s = fpu + scale * edge_prior[t, e]
-        else:
-            s = values[t, c, Q] + scale * edge_prior[t, e] * values[t, c, U]
+        p = edge_prior[t, e]
+        tried += p
+        s = values[t, c, Q] + scale * p * values[t, c, U]
         if s > best_score:
             best_score = s
+            best = e
+    if end > first + taken:
+        # The untaken edge last: its first-play value needs the mass of all the taken ones.
+        e = first + taken
+        reduction = prm.root_fpu_reduction if is_root else prm.fpu_reduction
+        fpu = values[t, x, VALUE_SUM] / nodes[t, x, VISITS] - reduction * math.sqrt(tried)
+        if fpu < -1.0:
+            fpu = -1.0
+        if fpu + scale * edge_prior[t, e] > best_score:
             best = e
     return best
 

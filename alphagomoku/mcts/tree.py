@@ -130,7 +130,8 @@ class SearchParams(NamedTuple):
     selection: int           # PUCT or UCB1
     c_puct: float            # c_init of c(s) when c_base > 0, else the constant c
     c_base: float
-    fpu_reduction: float
+    fpu_reduction: float     # times sqrt(prior mass already tried), below the parent's value
+    root_fpu_reduction: float
     virtual_loss: float
     dirichlet_alpha: float   # total alpha, divided by the number of legal moves at the root
     dirichlet_eps: float
