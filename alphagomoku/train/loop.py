@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from alphagomoku.device import DeviceChoice, cpu_count, select_device
+from alphagomoku.device import DeviceChoice, select_device
 from alphagomoku.game.constants import BLACK, DRAW, WHITE
 from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
@@ -171,10 +171,11 @@ class Trainer:
         if kind == "cuda":
             # A named GPU (cuda:N) takes every worker; plain cuda/auto spreads them round-robin.
             num_gpus = torch.cuda.device_count() if cfg.device in ("auto", "cuda") else 0
-        threads = max(1, cpu_count() // max(1, cfg.parallel_workers)) if kind == "cpu" else 1
         device = str(self.device.device) if kind == "cuda" and not num_gpus else kind
+        # One torch thread per CPU worker: workers are the parallelism, and several threads per
+        # process on shared cores were measured 10-100x slower per forward pass, not faster.
         return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
-                          num_gpus=num_gpus, threads_per_worker=threads)
+                          num_gpus=num_gpus, threads_per_worker=1)
 
     @property
     def initial_weights(self) -> Path:
