@@ -93,7 +93,8 @@ def test_bad_flags_are_rejected_before_anything_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_workers_and_keeps_the_last_checkpoint(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how):
     run = tmp_path / "run"
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "2",
@@ -105,10 +106,13 @@ def test_ctrl_c_stops_workers_and_keeps_the_last_checkpoint(tmp_path):
     while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     assert latest.exists(), "no checkpoint was written"
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # what `kill` or a job scheduler does: the trainer alone
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err[-2000:]
-    assert "interrupted" in err
+    assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-2000:]
+    assert "interrupted (SIGINT)" in err if how == "ctrl-c" else "interrupted (SIGTERM)" in err
     state = load_checkpoint(latest)
     assert state["epoch"] >= 1
     # No worker is left behind: the process group empties (exited children may take a moment

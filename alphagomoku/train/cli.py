@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -82,12 +83,21 @@ def main(argv: list[str] | None = None) -> int:
     from alphagomoku.selfplay.pool import SelfPlayError
     from alphagomoku.train.loop import Trainer
 
+    # A scheduler or `kill` sends SIGTERM: stop as cleanly as on Ctrl-C (workers stopped, the
+    # last checkpoint whole) instead of dying mid-step with the workers left to notice alone.
+    received = {"signal": signal.SIGINT}
+
+    def stop(signum, frame):
+        received["signal"] = signum
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.run()
     except KeyboardInterrupt:
-        print("train.py: interrupted", file=sys.stderr)
-        return 130
+        print(f"train.py: interrupted ({signal.Signals(received['signal']).name})", file=sys.stderr)
+        return 128 + int(received["signal"])
     except (ConfigError, DeviceError, CheckpointError, SelfPlayError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 1
@@ -96,5 +106,7 @@ def main(argv: list[str] | None = None) -> int:
               "checkpoint is whole: lower --batch-size (or --games-per-task, or use a smaller "
               "--model-preset), then run again with --resume", file=sys.stderr)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
     return 0
