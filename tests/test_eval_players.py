@@ -222,3 +222,17 @@ def test_engine_with_a_checkpoint(tiny_model_path, tmp_path):
         answer = eng.ask("START 9")
         assert answer.startswith("ERROR cannot set up the player: CheckpointError")
         assert eng.ask("ABOUT").startswith("name=")
+
+
+def test_board_fallback_plays_the_network_on_its_board_and_the_fallback_elsewhere(tiny_model_path):
+    from alphagomoku.eval.players import BoardFallbackPlayer, NetworkPlayer, RandomPlayer
+
+    net = NetworkPlayer(tiny_model_path, simulations=8, device="cpu")
+    player = BoardFallbackPlayer(net, RandomPlayer(seed=1))
+    size = net.model.config.width
+    player.reset(GameConfig(width=size))
+    assert player.active is net and player.name == net.name
+    other = GameConfig(width=size + 2)
+    player.reset(other)
+    assert player.active is player.fallback and player.name == "random"
+    assert Position(other).legal_mask()[player.choose(Position(other))]

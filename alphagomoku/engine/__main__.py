@@ -47,7 +47,7 @@ def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
-        from alphagomoku.eval.players import TacticalPlayer
+        from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
         from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
 
         notes = []
@@ -64,6 +64,11 @@ def player_factory(args):
         if spec.startswith("net:") and args.simulations:
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device)
+        if spec.startswith(f"net:{DEFAULT_MODEL}"):
+            # The shipped model knows one board size; other sizes get pure MCTS, not an ERROR.
+            player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed))
+            notes.append(f"the shipped model plays {DEFAULT_MODEL.name}'s board size; pure MCTS "
+                         "plays any other")
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
         notes.append(f"player: {player.name}")

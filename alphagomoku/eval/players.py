@@ -187,6 +187,34 @@ class TacticalPlayer:
         close_player(self.inner)
 
 
+class BoardFallbackPlayer:
+    """Plays ``primary`` where it can (a network plays only the board it was trained on) and
+    ``fallback`` on any other board. The engine uses it for the shipped model, so a manager's
+    ``START 20`` still gets a game."""
+
+    def __init__(self, primary: Player, fallback: Player):
+        self.primary = primary
+        self.fallback = fallback
+        self.active = primary
+        self.name = primary.name
+
+    def reset(self, game: GameConfig) -> None:
+        try:
+            self.primary.reset(game)
+            self.active = self.primary
+        except ValueError:
+            self.fallback.reset(game)
+            self.active = self.fallback
+        self.name = self.active.name
+
+    def choose(self, position: Position, time_left_s: float | None = None) -> int:
+        return self.active.choose(position, time_left_s)
+
+    def close(self) -> None:
+        close_player(self.primary)
+        close_player(self.fallback)
+
+
 class PureMCTSPlayer:
     """MCTS with random playouts and no network (``alphagomoku.mcts.PureMCTS``): ``playouts``
     per move, or as many as fit in a time budget (at most MAX_TIMED_PLAYOUTS), searched as
