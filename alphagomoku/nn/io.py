@@ -8,13 +8,12 @@ and are a different file.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from alphagomoku.atomic import atomic_torch_save
 from alphagomoku.nn.config import ModelConfig
 from alphagomoku.nn.model import PolicyValueNet
 
@@ -64,23 +63,13 @@ def save_model(path, model: nn.Module) -> Path:
     the new one, never half of one. Returns the path."""
     net = unwrap(model)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model_config": net.config.to_dict(),
         "state_dict": {k: v.detach().cpu() for k, v in strip_prefixes(net.state_dict()).items()},
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_torch_save(payload, path)
     return path
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, EMPTY, WHITE
 from alphagomoku.selfplay.records import GameRecord
-from alphagomoku.train.atomic import atomic_path
+from alphagomoku.atomic import atomic_path
 
 FORMAT_VERSION = 1
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
-from alphagomoku.train.atomic import atomic_path, atomic_torch_save
+from alphagomoku.atomic import atomic_path, atomic_torch_save
 
 FORMAT_VERSION = 1
 

@@ -173,7 +173,7 @@ class TrainConfig:
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:
-        from alphagomoku.train.atomic import atomic_write_text
+        from alphagomoku.atomic import atomic_write_text
 
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from alphagomoku.eval.arena import run_arena
-from alphagomoku.train.atomic import atomic_write_text
+from alphagomoku.atomic import atomic_write_text
 from alphagomoku.train.config import TrainConfig
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from alphagomoku.game.config import GameConfig
-from alphagomoku.train.atomic import atomic_path
+from alphagomoku.atomic import atomic_path
 
 
 def save_games(path: str | Path, records: list, game: GameConfig) -> None:

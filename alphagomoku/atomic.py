@@ -23,6 +23,8 @@ def atomic_path(path: str | Path):
         yield Path(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -30,6 +32,12 @@ def atomic_path(path: str | Path):
         except FileNotFoundError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -40,5 +48,5 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_torch_save(obj, path: str | Path) -> None:
     import torch
 
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save(obj, f)
