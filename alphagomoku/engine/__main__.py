@@ -67,8 +67,9 @@ def player_factory(args):
         if spec.startswith(f"net:{DEFAULT_MODEL}"):
             # The shipped model knows one board size; other sizes get pure MCTS, not an ERROR.
             player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed))
-            notes.append(f"the shipped model plays {DEFAULT_MODEL.name}'s board size; pure MCTS "
-                         "plays any other")
+            cfg = player.primary.model.config
+            notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; pure MCTS plays any "
+                         "other board size")
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
         notes.append(f"player: {player.name}")
