@@ -63,6 +63,7 @@ class Trainer:
         self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0
+        self.saved_epoch = 0  # the newest checkpoint on disk
         self.best_elo = 0.0  # rating of the best network relative to the untrained one
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
@@ -118,7 +119,7 @@ class Trainer:
             self.scaler.load_state_dict(state["scaler"])
         restore_rng_state(state["rng"])
         self.rng.bit_generator.state = state["selfplay_rng"]
-        self.epoch = int(state["epoch"])
+        self.epoch = self.saved_epoch = int(state["epoch"])
         self.best_elo = float(state.get("best_elo", 0.0))
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
@@ -150,8 +151,12 @@ class Trainer:
                                  self.run_dir, self.progress, self.log)
         except KeyboardInterrupt:
             pool.close()
-            self.log(f"interrupted: workers stopped; the last complete checkpoint is epoch {self.epoch} "
-                     f"in {self.run_dir / 'checkpoints'}; continue with --resume")
+            if self.saved_epoch:
+                self.log(f"interrupted: workers stopped; the last complete checkpoint is epoch "
+                         f"{self.saved_epoch} in {self.run_dir / 'checkpoints'}; continue with --resume")
+            else:
+                self.log("interrupted: workers stopped; no checkpoint was written yet, so start "
+                         "the run again (without --resume)")
             raise
         finally:
             self.metrics.close()
@@ -209,6 +214,7 @@ class Trainer:
             self._evaluate(row)
         self.buffer.save(self.run_dir / "replay.npz", epoch)
         save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
+        self.saved_epoch = epoch
         self.metrics.write(row)
         plot_progress(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
         self.log(
