@@ -103,18 +103,18 @@ def run(args) -> dict:
     from alphagomoku.nn import ModelConfig, PolicyValueNet
     from alphagomoku.nn.io import save_model
     from alphagomoku.selfplay.game_loop import SelfPlaySettings
-    from alphagomoku.selfplay.worker import WorkerSpec
+    from alphagomoku.selfplay.worker import WorkerSpec, worker_devices
 
     choice = select_device(args.device)
     game = GameConfig(width=args.board_size)
     torch.manual_seed(args.seed)
     model = PolicyValueNet(ModelConfig.preset(args.preset, args.board_size)).eval()
-    num_gpus = torch.cuda.device_count() if choice.kind == "cuda" and args.device in ("auto", "cuda") else 0
+    device, num_gpus = worker_devices(choice, args.device)
     spec = WorkerSpec(
         game=game,
         search=SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25),
         settings=SelfPlaySettings(games_at_once=args.games_per_worker),
-        device=str(choice.device) if choice.kind == "cuda" and not num_gpus else choice.kind,
+        device=device,
         num_gpus=num_gpus,
     )
     out: dict = {

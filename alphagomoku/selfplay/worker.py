@@ -31,6 +31,19 @@ class WorkerSpec:
     threads_per_worker: int = 1  # torch threads in a CPU worker
 
 
+def worker_devices(choice, request: str) -> tuple[str, int]:
+    """``(device, num_gpus)`` for a WorkerSpec, from the parent's DeviceChoice and the request
+    it came from: a named GPU (``cuda:N``) takes every worker; ``cuda`` or ``auto`` spreads the
+    workers round-robin over all GPUs; otherwise the device kind (cpu, mps)."""
+    if choice.kind != "cuda":
+        return choice.kind, 0
+    if request in ("auto", "cuda"):
+        import torch
+
+        return "cuda", torch.cuda.device_count()
+    return str(choice.device), 0
+
+
 @dataclass(frozen=True)
 class SelfPlayTask:
     task_id: int

@@ -27,7 +27,7 @@ from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
-from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
+from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
@@ -147,7 +147,7 @@ class Trainer:
                 while self.epoch < cfg.epochs:
                     self._run_epoch(pool)
             if cfg.final_eval_games:
-                final_evaluation(cfg, self._publish_weights_path(), self.initial_weights,
+                final_evaluation(cfg, self._publish_weights(), self.initial_weights,
                                  self.run_dir, self.progress, self.log)
         except KeyboardInterrupt:
             pool.close()
@@ -171,12 +171,7 @@ class Trainer:
             games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
             resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
         )
-        kind = self.device.kind
-        num_gpus = 0
-        if kind == "cuda":
-            # A named GPU (cuda:N) takes every worker; plain cuda/auto spreads them round-robin.
-            num_gpus = torch.cuda.device_count() if cfg.device in ("auto", "cuda") else 0
-        device = str(self.device.device) if kind == "cuda" and not num_gpus else kind
+        device, num_gpus = worker_devices(self.device, cfg.device)
         # One torch thread per CPU worker: workers are the parallelism, and several threads per
         # process on shared cores were measured 10-100x slower per forward pass, not faster.
         return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
@@ -191,18 +186,20 @@ class Trainer:
         return self.run_dir / "weights" / "best.pt"
 
     def _publish_weights(self) -> Path:
-        """Write the current model as ``weights/vEPOCH.pt`` (atomic) and return the weights
-        self-play uses: these, or the best network's under gating. Keeps the last two versions."""
+        """Write the current model as ``weights/vEPOCH.pt`` (atomic; once per epoch) and return
+        its path. Keeps the last two versions."""
         path = self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
         if not path.exists():
             save_model(path, unwrap(self.model))
-        for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
-            old.unlink()
-        return self.best_weights if self.cfg.gating_threshold > 0 else path
+            for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
+                old.unlink()
+        return path
 
     def _run_epoch(self, pool: SelfPlayPool) -> None:
         cfg = self.cfg
         weights = self._publish_weights()
+        if cfg.gating_threshold > 0:
+            weights = self.best_weights  # under gating, self-play uses the best network so far
         epoch = self.epoch + 1
         row: dict = {"epoch": epoch}
         records = self._self_play(pool, weights, epoch, row)
@@ -224,15 +221,12 @@ class Trainer:
             f"buffer {len(self.buffer)}"
         )
 
-    def _publish_weights_path(self) -> Path:
-        self._publish_weights()
-        return self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
-
     def _evaluate(self, row: dict) -> None:
-        result = evaluate_epoch(self.cfg, self._publish_weights_path(), self.best_weights,
-                                self.best_elo, self.epoch, self.progress)
+        current = self._publish_weights()
+        result = evaluate_epoch(self.cfg, current, self.best_weights, self.best_elo, self.epoch,
+                                self.progress)
         if result["promoted"]:
-            shutil.copyfile(self._publish_weights_path(), self.best_weights)
+            shutil.copyfile(current, self.best_weights)
             self.best_elo = result["elo"]
         row.update(result)
         self.log(f"epoch {self.epoch} matches: score {result['score_vs_best']:.2f} vs best "
