@@ -6,6 +6,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+ROOT_RULES = ("puct", "gumbel")
+
 
 def _check_int(name: str, value, lowest: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
@@ -39,6 +41,12 @@ class SearchConfig:
     * ``dirichlet_eps``: weight of the noise in the root priors; 0 for play, 0.25 in self-play.
     * ``leaves_per_tree``: leaves one gather may take from each tree; virtual loss (each visit
       in flight counts as ``virtual_loss`` lost for the side choosing it) keeps them apart.
+    * ``root_rule``: ``"puct"`` (the root chooses like every node) or ``"gumbel"`` (Gumbel
+      AlphaZero, Danihelka et al. 2022: ``gumbel_m`` root moves sampled by Gumbel-top-m, the
+      simulations spent by sequential halving; see :mod:`alphagomoku.mcts.gumbel`). Gumbel
+      replaces Dirichlet noise, so ``dirichlet_eps`` must be 0 with it.
+    * ``gumbel_c_visit``, ``gumbel_c_scale``: sigma(q) = (c_visit + max visits) * c_scale * q
+      on q rescaled to [0, 1]; mctx's defaults (50, 0.1).
     """
 
     num_simulations: int = 800
@@ -50,6 +58,10 @@ class SearchConfig:
     dirichlet_eps: float = 0.0
     leaves_per_tree: int = 1
     virtual_loss: float = 1.0
+    root_rule: str = "puct"
+    gumbel_m: int = 16
+    gumbel_c_visit: float = 50.0
+    gumbel_c_scale: float = 0.1
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -62,6 +74,17 @@ class SearchConfig:
         _check_float("dirichlet_eps", self.dirichlet_eps, 0.0, 1.0)
         _check_int("leaves_per_tree", self.leaves_per_tree, 1)
         _check_float("virtual_loss", self.virtual_loss, 0.0, 10.0)
+        if self.root_rule not in ROOT_RULES:
+            raise ValueError(f"root_rule must be one of {', '.join(ROOT_RULES)}, "
+                             f"got {self.root_rule!r}")
+        _check_int("gumbel_m", self.gumbel_m, 1)
+        _check_float("gumbel_c_visit", self.gumbel_c_visit, 0.0)
+        _check_float("gumbel_c_scale", self.gumbel_c_scale, 0.0, low_open=True)
+        if self.root_rule == "gumbel" and self.dirichlet_eps > 0:
+            # Gumbel noise is the root's exploration; Dirichlet noise on top of it was one of
+            # the reasons a public Gumbel implementation learned nothing (LightZero#493).
+            raise ValueError("root_rule 'gumbel' explores with Gumbel noise: set dirichlet_eps "
+                             f"to 0 (got {self.dirichlet_eps})")
 
     @property
     def root_fpu(self) -> float:

@@ -14,13 +14,15 @@ from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU, RULE_NAMES, WHITE
 from alphagomoku.game.position import IllegalMoveError, Position
-from alphagomoku.mcts import kernels, playouts, reuse
+from alphagomoku.mcts import gumbel, kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.policy import uniform_evaluator
 from alphagomoku.mcts.tree import (
+    BUDGET,
     COLOR,
     DRAW,
     FIRST_EDGE,
+    FORCED,
     FULL,
     LOSS,
     NODES_USED,
@@ -28,6 +30,8 @@ from alphagomoku.mcts.tree import (
     NUM_EDGES,
     PUCT,
     ROOT,
+    ROOT_GUMBEL,
+    ROOT_PUCT,
     STATUS,
     UCB1,
     UNEXPANDED,
@@ -43,6 +47,7 @@ from alphagomoku.mcts.tree import (
 )
 
 SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
+ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}
 
 
 def seed_state(seed: int, index: int = 0) -> np.uint64:
@@ -114,8 +119,11 @@ class Forest:
             fpu_reduction=float(cfg.fpu_reduction), root_fpu_reduction=float(cfg.root_fpu),
             virtual_loss=float(cfg.virtual_loss),
             dirichlet_alpha=float(cfg.dirichlet_alpha), dirichlet_eps=float(cfg.dirichlet_eps),
-            leaves_per_tree=cfg.leaves_per_tree, write_planes=True, leaf_boards=False,
+            leaves_per_tree=cfg.leaves_per_tree, root_rule=ROOT_RULE_IDS[cfg.root_rule],
+            gumbel_m=cfg.gumbel_m, gumbel_c_visit=float(cfg.gumbel_c_visit),
+            gumbel_c_scale=float(cfg.gumbel_c_scale), write_planes=True, leaf_boards=False,
         )
+        self.gumbel = cfg.root_rule == 'gumbel'
         # The in-kernel evaluators need no planes.
         self._uniform_params = self._params._replace(write_planes=False)
         self._rollout_params = self._params._replace(write_planes=False, leaf_boards=True)
@@ -127,6 +135,8 @@ class Forest:
         for i in range(num_trees):
             self._trees.rng[i] = seed_state(seed, i)
         self._live = np.zeros(num_trees, dtype=np.bool_)   # has a root with a move to search
+        # Root visits each tree's search aims at (set_budget changes it until the next root).
+        self._target = np.full(num_trees, cfg.num_simulations, dtype=np.int64)
         self._positions: list[Position | None] = [None] * num_trees
         self._pending = 0
         #: float32 (max_leaves, 5, H, W): the input planes of the leaves of the last gather.
@@ -201,6 +211,27 @@ class Forest:
         kernels.clear_tree(self._trees, i)
         kernels.set_root_position(self._trees, self._params, i, board, to_move, last_move)
         self._live[i] = True
+        self._set_budget(i, self.cfg.num_simulations)
+
+    def set_budget(self, i: int, simulations: int) -> None:
+        """Search tree ``i``'s current root to ``simulations`` root visits instead of
+        num_simulations (playout cap randomisation's fast searches), until its root changes.
+        Gumbel's halving plan is laid over the same budget."""
+        i = self._check_tree(i)
+        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
+                or not 2 <= simulations <= self.cfg.num_simulations:
+            raise ValueError(f"simulations must be an integer in [2, {self.cfg.num_simulations}] "
+                             f"(num_simulations), got {simulations!r}")
+        self._set_budget(i, int(simulations))
+
+    def _set_budget(self, i: int, simulations: int) -> None:
+        self._target[i] = simulations
+        # The root's own evaluation is its first visit; the halving plan covers the rest.
+        self._trees.roots[i, BUDGET] = simulations - 1
+
+    def target_visits(self, i: int) -> int:
+        """The root visits tree ``i``'s search aims at."""
+        return int(self._target[self._check_tree(i)])
 
     # -- the gather / evaluate / apply cycle ----------------------------------------------------
     def gather(self, active: np.ndarray | None = None) -> int:
@@ -212,7 +243,7 @@ class Forest:
         leaves whose value is known exactly are backed up here and not handed out.
         """
         self._check_idle("gather again")
-        room = self.cfg.num_simulations - self._trees.nodes[:, ROOT, VISITS].astype(np.int64)
+        room = self._target - self._trees.nodes[:, ROOT, VISITS].astype(np.int64)
         if active is None:
             quota = np.where(self._live & (room > 0), room, 0)
         else:
@@ -264,12 +295,13 @@ class Forest:
 
     def run(self, evaluator, active: np.ndarray | None = None) -> None:
         """Search until every active tree (default: every tree with a position) has
-        num_simulations root visits, counting those kept by tree reuse.
+        num_simulations root visits (or its :meth:`set_budget`), counting those kept by tree
+        reuse.
         ``evaluator(planes, legal) -> (priors, values)`` is called once per batch."""
         self._check_idle("run")
         mask = self._live.copy() if active is None else self._check_active(active)
         target = self.cfg.num_simulations
-        if evaluator is uniform_evaluator:
+        if evaluator is uniform_evaluator and (self._target[mask] == target).all():
             full = playouts.run_uniform(self._trees, self._leaves, self._scratch,
                                        self._uniform_params, mask, target)
             if full >= 0:
@@ -277,7 +309,7 @@ class Forest:
                                    "build the Forest with a larger max_nodes")
             return
         while True:
-            need = mask & (self._trees.nodes[:, ROOT, VISITS] < target)
+            need = mask & (self._trees.nodes[:, ROOT, VISITS] < self._target)
             if not need.any():
                 return
             n = self.gather(need)
@@ -297,6 +329,78 @@ class Forest:
         taken = slice(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN]))
         out[tr.edge_move[i, taken]] = tr.nodes[i, tr.edge_child[i, taken], VISITS]
         return out
+
+    def _check_gumbel(self, i) -> int:
+        i = self._check_tree(i)
+        if not self.gumbel:
+            raise ValueError("this forest searches with root_rule 'puct': its policy target is "
+                             "the visit distribution (visit_counts)")
+        if self._trees.nodes[i, ROOT, VISITS] == 0:
+            raise ValueError(f"tree {i} has not been searched yet")
+        return i
+
+    def _solved_or_forced_move(self, i: int) -> int:
+        """The move a solved or forced root must play, or NO_MOVE."""
+        tr = self._trees
+        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
+        if first == UNEXPANDED:
+            return NO_MOVE
+        if tr.nodes[i, ROOT, FORCED]:
+            return int(tr.edge_move[i, first])
+        if tr.nodes[i, ROOT, STATUS] == WIN:
+            for e in range(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN])):
+                if tr.nodes[i, tr.edge_child[i, e], STATUS] == LOSS:
+                    return int(tr.edge_move[i, e])
+        return NO_MOVE
+
+    def improved_policy(self, i: int) -> np.ndarray:
+        """float32 (H*W,): Gumbel AlphaZero's policy target softmax(logit + sigma(completed
+        q)) at the root of tree ``i``; one-hot on the move a forced or solved root plays."""
+        i = self._check_gumbel(i)
+        out = np.zeros(self.area, dtype=np.float64)
+        move = self._solved_or_forced_move(i)
+        if move != NO_MOVE:
+            out[move] = 1.0
+        else:
+            tr = self._trees
+            gumbel.improved_policy_into(tr.nodes, tr.values, tr.edge_move, tr.edge_prior,
+                                        tr.edge_child, self._scratch.q, self._params, i, out)
+        return out.astype(np.float32)
+
+    def gumbel_move(self, i: int) -> int:
+        """The move Gumbel AlphaZero plays at the root of tree ``i``: the best survivor of the
+        halving by g + logit + sigma(completed q) (the proof move of a solved root)."""
+        i = self._check_gumbel(i)
+        move = self._solved_or_forced_move(i)
+        if move != NO_MOVE:
+            return move
+        tr = self._trees
+        return int(gumbel.chosen_move(tr.nodes, tr.values, tr.edge_move, tr.edge_prior,
+                                      tr.edge_child, tr.gumbel, self._scratch.q, self._params, i))
+
+    def move_value(self, i: int, move: int) -> float:
+        """The search's mean value of playing ``move`` at the root of tree ``i``, for the
+        root's side to move (exact once solved); the root's value when the move was never
+        visited."""
+        i = self._check_tree(i)
+        tr = self._trees
+        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
+        if first != UNEXPANDED:
+            for e in range(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN])):
+                if tr.edge_move[i, e] != move:
+                    continue
+                c = tr.edge_child[i, e]
+                st = tr.nodes[i, c, STATUS]
+                if st == WIN:
+                    return -1.0
+                if st == LOSS:
+                    return 1.0
+                if st == DRAW:
+                    return 0.0
+                n = tr.nodes[i, c, VISITS]
+                if n:
+                    return float(-tr.values[i, c, VALUE_SUM] / n)
+        return self.root_value(i)
 
     def root_priors(self, i: int) -> np.ndarray:
         """float32 (H*W,): the root's priors as the search uses them (noise included)."""
@@ -384,8 +488,11 @@ class Forest:
             self._live[i] = False
             kernels.clear_tree(tr, i)
             return
-        kept = reuse.keep_subtree(tr, self._scratch, i, move)
+        # Gumbel's halving plan and its one Gumbel draw belong to a fresh search from the root,
+        # so a Gumbel tree starts over after each move instead of keeping the subtree.
+        kept = not self.gumbel and reuse.keep_subtree(tr, self._scratch, i, move)
         kernels.set_root_position(tr, self._params, i, board, 3 - color, move)
+        self._set_budget(i, self.cfg.num_simulations)
         if not kept:
             kernels.clear_tree(tr, i)
         elif self.cfg.dirichlet_eps > 0:

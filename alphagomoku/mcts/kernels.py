@@ -25,6 +25,7 @@ from numba import njit
 
 from alphagomoku.game import kernels as game
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
+from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
 from alphagomoku.mcts.noise import dirichlet_into
 from alphagomoku.mcts.tree import (
@@ -48,7 +49,9 @@ from alphagomoku.mcts.tree import (
     NUM_EDGES,
     PARENT,
     Q,
+    RAW,
     ROOT,
+    ROOT_GUMBEL,
     STATUS,
     STONES,
     THREATS,
@@ -301,8 +304,8 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
 
 
 @njit(**JIT)
-def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, info,
-             leaf_board, legal, planes, board, points, explore, prm, t, j):
+def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
+             leaf_board, legal, planes, board, points, explore, qbuf, prm, t, j):
     """One simulation's walk down tree ``t``. Returns (outcome, node reached, exact value)."""
     board[:] = root_board[t]
     if nodes[t, ROOT, VISITS] == 0:
@@ -326,7 +329,12 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
                 return _EXACT, x, -1.0
             if st == DRAW:
                 return _EXACT, x, 0.0
-        e = select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, depth == 0)
+        if depth == 0 and prm.root_rule == ROOT_GUMBEL and nodes[t, x, FORCED] == 0 \
+                and nodes[t, x, STATUS] != WIN:
+            e = gumbel_root.select_root(nodes, values, edge_prior, edge_child, gumbel, roots, qbuf,
+                                        prm, t)
+        else:
+            e = select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, depth == 0)
         move = np.int64(edge_move[t, e])
         board[move] = color
         stones += 1
@@ -360,16 +368,16 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
 
 
 @njit(**JIT)
-def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, info,
-                leaf_board, legal, planes, report, board, points, explore, prm, t, quota, j):
+def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
+                leaf_board, legal, planes, report, board, points, explore, qbuf, prm, t, quota, j):
     """Run up to ``quota`` simulations in tree ``t``, handing out at most leaves_per_tree leaves
     from slot ``j`` on; exact leaves are backed up here. Returns the next free slot."""
     sims = 0
     leaves = 0
     while sims < quota and leaves < prm.leaves_per_tree:
         outcome, x, value = _descend(nodes, values, edge_move, edge_prior, edge_child, roots,
-                                     root_board, info, leaf_board, legal, planes, board, points,
-                                     explore, prm, t, j)
+                                     root_board, gumbel, info, leaf_board, legal, planes, board,
+                                     points, explore, qbuf, prm, t, j)
         if outcome == _COLLIDED:
             break
         if outcome == _NO_ROOM:
@@ -399,8 +407,9 @@ def gather(tr, lb, sc, prm, quota):
         lb.report[t] = 0
         if quota[t] > 0:
             j = gather_tree(tr.nodes, tr.values, tr.edge_move, tr.edge_prior, tr.edge_child,
-                            tr.roots, tr.root_board, lb.info, lb.board, lb.legal, lb.planes,
-                            lb.report, sc.board, sc.points, sc.explore, prm, t, quota[t], j)
+                            tr.roots, tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal,
+                            lb.planes, lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
+                            quota[t], j)
     return j
 
 
@@ -539,7 +548,7 @@ def backup(nodes, values, edge_child, prm, t, x, value, in_flight):
 
 
 @njit(**JIT)
-def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, info, legal,
+def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gumbel, info, legal,
                 noise, buf_p, buf_m, prm, j, priors, uniform, value):
     """Give leaf ``j`` its edges (``priors`` masked to the legal moves and renormalised; uniform
     when ``uniform`` or when the legal moves have no prior mass) and back ``value`` up."""
@@ -581,8 +590,13 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, in
     nodes[t, x, NUM_EDGES] = k
     roots[t, EDGES_USED] = base + k
     nodes[t, x, STATUS] = info[j, LEAF_STATUS]
-    if x == ROOT and prm.dirichlet_eps > 0.0:
-        _add_root_noise(nodes, edge_prior, edge_move, rng, noise, buf_p, buf_m, prm, t)
+    values[t, x, RAW] = value
+    if x == ROOT:
+        if prm.root_rule == ROOT_GUMBEL:
+            if forced == NO_MOVE:
+                gumbel_root.prepare_root(nodes, edge_move, edge_prior, gumbel, rng, prm, t)
+        elif prm.dirichlet_eps > 0.0:
+            _add_root_noise(nodes, edge_prior, edge_move, rng, noise, buf_p, buf_m, prm, t)
     backup(nodes, values, edge_child, prm, t, x, value, prm.leaves_per_tree > 1)
 
 
@@ -591,5 +605,5 @@ def apply(tr, lb, sc, prm, n, priors, values):
     """Expand the ``n`` leaves of the last gather with the evaluator's answers."""
     for j in range(n):
         expand_leaf(tr.nodes, tr.values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
-                    tr.rng, lb.info, lb.legal, sc.noise, sc.priors, sc.moves, prm, j, priors[j],
-                    False, np.float64(values[j]))
+                    tr.rng, tr.gumbel, lb.info, lb.legal, sc.noise, sc.priors, sc.moves, prm, j,
+                    priors[j], False, np.float64(values[j]))

@@ -26,15 +26,15 @@ def run_uniform(tr, lb, sc, prm, active, target):
         while nodes[t, ROOT, VISITS] < target:
             lb.report[t] = 0
             n = gather_tree(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
-                            tr.root_board, lb.info, lb.board, lb.legal, lb.planes, lb.report,
-                            sc.board, sc.points, sc.explore, prm, t,
+                            tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal, lb.planes,
+                            lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
                             target - nodes[t, ROOT, VISITS], 0)
             if lb.report[t] == FULL:
                 return t
             for j in range(n):
                 expand_leaf(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child,
-                            tr.roots, tr.rng, lb.info, lb.legal, sc.noise, sc.priors, sc.moves,
-                            prm, j, sc.priors, True, 0.0)
+                            tr.roots, tr.rng, tr.gumbel, lb.info, lb.legal, sc.noise, sc.priors,
+                            sc.moves, prm, j, sc.priors, True, 0.0)
     return -1
 
 
@@ -48,8 +48,8 @@ def run_rollouts(tr, lb, sc, prm, t, target):
     while nodes[t, ROOT, VISITS] < target:
         lb.report[t] = 0
         n = gather_tree(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
-                        tr.root_board, lb.info, lb.board, lb.legal, lb.planes, lb.report,
-                        sc.board, sc.points, sc.explore, prm, t,
+                        tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal, lb.planes,
+                        lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
                         target - nodes[t, ROOT, VISITS], 0)
         if lb.report[t] == FULL:
             return False
@@ -60,6 +60,6 @@ def run_rollouts(tr, lb, sc, prm, t, target):
             if winner != 0:
                 value = 1.0 if winner == lb.info[j, LEAF_COLOR] else -1.0
             expand_leaf(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
-                        tr.rng, lb.info, lb.legal, sc.noise, sc.priors, sc.moves, prm, j,
-                        sc.priors, True, value)
+                        tr.rng, tr.gumbel, lb.info, lb.legal, sc.noise, sc.priors, sc.moves, prm,
+                        j, sc.priors, True, value)
     return True

@@ -49,7 +49,8 @@ VALUE_SUM = 0     # sum of values backed up, side to move at the node
 Q = 1             # the node's value for the side choosing it: visits in flight count as its
                   # losses, exact once solved (kept so selection needs no division per child)
 U = 2             # 1 / (1 + visits + visits in flight)
-VALUE_FIELDS = 3
+RAW = 3           # the evaluator's own value of the node (side to move), set at expansion
+VALUE_FIELDS = 4
 
 # roots[t, field] (int32)
 COLOR = 0         # side to move at the root
@@ -59,7 +60,8 @@ NODES_USED = 3    # nodes [0, NODES_USED) are live
 EDGES_USED = 4    # edges [0, EDGES_USED) are live
 WINS = 5          # WINS, WINS + 1: up to two points where the root's mover wins at once
 THREATS = 7       # THREATS, THREATS + 1: up to two where the opponent would (NO_MOVE pads)
-ROOT_FIELDS = 9
+BUDGET = 9        # simulations this search gives the root's children (the Gumbel halving plan)
+ROOT_FIELDS = 10
 
 # node STATUS: the exact game value for the side to move at the node, once known. A terminal
 # node (the previous move won, or the board is full) is LOSS or DRAW; a node is solved as WIN
@@ -81,6 +83,10 @@ LEAF_FIELDS = 5
 PUCT = 0   # AlphaZero: Q + c(s) * P * sqrt(N) / (1 + n), first-play urgency for unvisited moves
 UCB1 = 1   # classic UCT for the rollout baseline: Q + c * sqrt(ln N / n), unvisited moves first
 
+# How the root chooses (SearchParams.root_rule); below the root the selection rule applies.
+ROOT_PUCT = 0    # like every other node
+ROOT_GUMBEL = 1  # Gumbel AlphaZero: Gumbel-top-m sampling, then sequential halving
+
 # gather's per-tree report (LeafBatch.report): why a tree stopped early.
 FULL = 1   # it needed a new node and the tree had no room left
 
@@ -96,6 +102,8 @@ class TreeArrays(NamedTuple):
     roots: np.ndarray       # int32 (K, ROOT_FIELDS)
     root_board: np.ndarray  # int8 (K, A): the root position
     rng: np.ndarray         # uint64 (K,): xorshift state per tree (Dirichlet noise, rollouts)
+    gumbel: np.ndarray      # float32 (K, A): Gumbel noise of root edge i (offset in the root's
+                            # block), drawn anew each time a root is expanded
 
 
 class LeafBatch(NamedTuple):
@@ -116,6 +124,7 @@ class Scratch(NamedTuple):
     moves: np.ndarray     # int16 (A,): merge-sort buffer for edge moves
     node_map: np.ndarray  # int32 (M,): old -> new node index while compacting for reuse
     noise: np.ndarray     # float64 (A,): Dirichlet noise sample
+    q: np.ndarray         # float64 (A,): completed Q of the root's edges (Gumbel)
     points: np.ndarray    # int32 (2,): winning points found by the threat look-ups
     explore: np.ndarray   # float64 (X,): c(n) * sqrt(n) for a parent with n visits, n < X
 
@@ -136,6 +145,10 @@ class SearchParams(NamedTuple):
     dirichlet_alpha: float   # total alpha, divided by the number of legal moves at the root
     dirichlet_eps: float
     leaves_per_tree: int
+    root_rule: int           # ROOT_PUCT or ROOT_GUMBEL
+    gumbel_m: int            # Gumbel: actions sampled at the root (m)
+    gumbel_c_visit: float    # Gumbel: sigma(q) = (c_visit + max_b N(b)) * c_scale * q
+    gumbel_c_scale: float
     write_planes: bool       # False when the evaluator runs inside a kernel and needs no planes
     leaf_boards: bool        # copy each leaf's board into LeafBatch.board (for rollouts)
 
@@ -154,6 +167,7 @@ def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
         roots=np.full((k, ROOT_FIELDS), -1, dtype=np.int32),
         root_board=np.zeros((k, area), dtype=np.int8),
         rng=np.ones(k, dtype=np.uint64),
+        gumbel=np.zeros((k, area), dtype=np.float32),
     )
 
 
@@ -182,6 +196,7 @@ def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray) -> Scratch:
         moves=np.zeros(area, dtype=np.int16),
         node_map=np.zeros(max_nodes, dtype=np.int32),
         noise=np.zeros(area, dtype=np.float64),
+        q=np.zeros(area, dtype=np.float64),
         points=np.full(2, -1, dtype=np.int32),
         explore=explore,
     )
