@@ -147,8 +147,8 @@ def test_augmentation_transforms_planes_and_policy_together():
     for _ in range(4):
         buf.add_game(random_record(GAME, rng))
     idx = np.arange(len(buf))
-    plain, plain_pol, plain_val = make_batch(buf, idx, None, GAME)
-    aug, aug_pol, aug_val = make_batch(buf, idx, np.random.default_rng(4), GAME)
+    plain, plain_pol, plain_val, *_ = make_batch(buf, idx, None, GAME)
+    aug, aug_pol, aug_val, *_ = make_batch(buf, idx, np.random.default_rng(4), GAME)
     np.testing.assert_array_equal(plain_val, aug_val)
     used = set()
     for i in range(len(idx)):
@@ -172,7 +172,7 @@ def test_loss_falls_on_a_fixed_batch():
     buf = ReplayBuffer(GAME, capacity=300)
     for _ in range(6):
         buf.add_game(random_record(GAME, rng))
-    planes, pol, val = (torch.from_numpy(a) for a in make_batch(buf, np.arange(64), None, GAME))
+    planes, pol, val = (torch.from_numpy(a) for a in make_batch(buf, np.arange(64), None, GAME)[:3])
     model = PolicyValueNet(ModelConfig.preset("tiny", 7))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     # Cross-entropy cannot fall below the targets' own entropy; measure what is above it.

@@ -4,6 +4,12 @@ Every game has its own search tree in one :class:`~alphagomoku.mcts.Forest`. Eac
 leaf from every tree that still needs simulations, evaluates all of them in one call, and backs
 the values up; a game whose root has enough visits plays its move. A finished game's tree is
 reset for the next game, so the batch stays full until the last games.
+
+Most games start from a balanced random opening (:mod:`alphagomoku.selfplay.openings`). With
+playout cap randomisation (KataGo), a share of moves gets the full search and becomes a policy
+target; the others get a fast search and train the value only. With the Gumbel root the policy
+target is Gumbel AlphaZero's improved policy and the move is the search's own choice; with PUCT
+it is the visit distribution and a move drawn from it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.position import Position
 from alphagomoku.mcts import Forest, SearchConfig, select_move
+from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
 from alphagomoku.selfplay.records import GameRecord
 
 
@@ -26,14 +33,25 @@ class SelfPlaySettings:
     temperature_moves: int = 8       # plies sampled in proportion to visits; then the best move
     resign_threshold: float = 0.0    # resign below -threshold; 0 = never
     resign_playthrough: float = 0.1  # share of games that never resign (false-resignation check)
+    openings: OpeningSettings | None = None  # None: every game from the empty board
+    full_search_share: float = 1.0   # playout cap randomisation: moves given the full search
+    fast_simulations: int = 0        # root visits of the other moves' fast search
+
+    def __post_init__(self):
+        if not 0.0 < self.full_search_share <= 1.0:
+            raise ValueError(f"full_search_share must be within (0, 1], got {self.full_search_share}")
+        if self.full_search_share < 1.0 and self.fast_simulations < 2:
+            raise ValueError("playout cap randomisation needs fast_simulations of at least 2")
 
 
 @dataclass
 class _Slot:
     position: Position
-    moves: list
+    opening: int          # moves of the opening, played before any search
     policies: list
     values: list
+    move_values: list
+    full: list
     playthrough: bool
     would_resign: int = 0
 
@@ -51,8 +69,9 @@ def play_games(
 
     ``on_step()``, if given, is called once per search step (a worker's heartbeat).
 
-    ``stats`` has: games, positions, evaluations, steps (network calls), seconds,
-    network_seconds.
+    ``stats`` has: games, positions (searched plies), evaluations, steps (network calls),
+    seconds, network_seconds, openings (games started from one), unbalanced_openings (no
+    candidate was within the balance bound).
     """
     if num_games < 1:
         raise ValueError(f"num_games must be at least 1, got {num_games}")
@@ -65,24 +84,35 @@ def play_games(
     evaluations = 0
     steps = 0
     network_seconds = 0.0
+    openings = unbalanced = 0
     t0 = time.perf_counter()
 
     def start(i: int) -> None:
-        nonlocal started
+        nonlocal started, openings, unbalanced, network_seconds
         position = Position(game)
+        op = settings.openings
+        if op is not None and rng.random() < op.share:
+            t = time.perf_counter()
+            moves, value, _ = balanced_opening(game, evaluator, op, rng)
+            network_seconds += time.perf_counter() - t
+            for m in moves:
+                position.play(m)
+            openings += 1
+            unbalanced += abs(value) > op.max_value
         playthrough = bool(rng.random() < settings.resign_playthrough)
-        slots[i] = _Slot(position, [], [], [], playthrough)
+        slots[i] = _Slot(position, len(position.moves), [], [], [], [], playthrough)
         forest.reset(i, position)
+        _choose_budget(forest, i, slots[i], settings, rng)
         started += 1
 
     for i in range(k):
         start(i)
     active = np.ones(k, dtype=np.bool_)
-    sims = search.num_simulations
     while active.any():
         if on_step is not None:
             on_step()
-        need = np.array([active[i] and forest.root_visits(i) < sims for i in range(k)])
+        need = np.array([active[i] and forest.root_visits(i) < forest.target_visits(i)
+                         for i in range(k)])
         if need.any():
             n = forest.gather(need)
             if n:
@@ -96,6 +126,7 @@ def play_games(
             slot = slots[i]
             record = _play_one_move(forest, i, slot, settings, rng)
             if record is None:
+                _choose_budget(forest, i, slot, settings, rng)
                 continue
             records.append(record)
             if started < num_games:
@@ -105,21 +136,29 @@ def play_games(
                 slots[i] = None
     stats = {
         "games": len(records),
-        "positions": int(sum(r.length for r in records)),
+        "positions": int(sum(r.searched for r in records)),
         "evaluations": evaluations,
         "steps": steps,
         "seconds": time.perf_counter() - t0,
         "network_seconds": network_seconds,
+        "openings": openings,
+        "unbalanced_openings": unbalanced,
     }
     return records, stats
 
 
+def _choose_budget(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettings, rng) -> None:
+    """Playout cap randomisation: decide whether the coming move gets the full search."""
+    full = settings.full_search_share >= 1.0 or rng.random() < settings.full_search_share
+    slot.full.append(full)
+    if not full:
+        forest.set_budget(i, min(settings.fast_simulations, forest.cfg.num_simulations))
+
+
 def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettings, rng) -> GameRecord | None:
     """Play tree ``i``'s move; return the game's record when the game is over."""
-    visits = forest.visit_counts(i)
-    total = visits.sum()
     position = slot.position
-    ply = len(slot.moves)
+    ply = len(position.moves)
     value = forest.root_value(i)
     mover = position.to_move
     if settings.resign_threshold > 0 and value < -settings.resign_threshold and ply > 0:
@@ -127,11 +166,17 @@ def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettin
             slot.would_resign = slot.would_resign or mover
         else:
             return _finish(slot, WHITE if mover == BLACK else BLACK, resigned=True)
-    slot.policies.append((visits / total).astype(np.float16))
+    if forest.gumbel:
+        policy = forest.improved_policy(i)
+        move = forest.gumbel_move(i)
+    else:
+        visits = forest.visit_counts(i)
+        policy = visits / visits.sum()
+        temperature = 1.0 if ply < settings.temperature_moves else 0.0
+        move = select_move(visits, temperature, rng)
+    slot.policies.append(policy.astype(np.float16))
     slot.values.append(value)
-    temperature = 1.0 if ply < settings.temperature_moves else 0.0
-    move = select_move(visits, temperature, rng)
-    slot.moves.append(move)
+    slot.move_values.append(forest.move_value(i, move))
     position.play(move)
     if position.is_over:
         return _finish(slot, position.winner, resigned=False)
@@ -140,12 +185,16 @@ def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettin
 
 
 def _finish(slot: _Slot, result: int, resigned: bool) -> GameRecord:
-    t = len(slot.moves)
+    searched = len(slot.policies)
     return GameRecord(
-        moves=np.asarray(slot.moves, dtype=np.int16),
-        policies=np.asarray(slot.policies, dtype=np.float16).reshape(t, slot.position.config.area),
+        moves=np.asarray(slot.position.moves, dtype=np.int16),
+        policies=np.asarray(slot.policies, dtype=np.float16).reshape(
+            searched, slot.position.config.area),
         root_values=np.asarray(slot.values, dtype=np.float16),
         result=int(result),
         resigned=resigned,
         would_resign=slot.would_resign,
+        opening=slot.opening,
+        move_values=np.asarray(slot.move_values, dtype=np.float16),
+        full_search=np.asarray(slot.full[:searched], dtype=np.bool_),
     )

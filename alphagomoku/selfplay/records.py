@@ -17,17 +17,35 @@ class BadRecordError(ValueError):
 
 @dataclass
 class GameRecord:
+    """One self-play game. The first ``opening`` moves are the random opening, played before any
+    search; the S = T - opening searched plies after it carry the targets."""
+
     moves: np.ndarray        # int16 (T,): flat point of each move, black first
-    policies: np.ndarray     # float16 (T, H*W): visit distribution of the search before each move
-    root_values: np.ndarray  # float16 (T,): search value at each root, for the side to move
+    policies: np.ndarray     # float16 (S, H*W): the search's policy target at each searched ply
+    root_values: np.ndarray  # float16 (S,): search value at each root, for the side to move
     result: int              # BLACK, WHITE or DRAW
     resigned: bool = False   # the loser resigned before the board decided it
     would_resign: int = 0    # playthrough games: colour that would have resigned (0 = none)
+    opening: int = 0         # leading moves that are the opening (no targets)
+    move_values: np.ndarray | None = None  # float16 (S,): search value of the move played
+    full_search: np.ndarray | None = None  # bool (S,): full search (policy target) or fast one
     stats: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        s = len(self.root_values)
+        if self.move_values is None:
+            self.move_values = np.asarray(self.root_values, dtype=np.float16).copy()
+        if self.full_search is None:
+            self.full_search = np.ones(s, dtype=np.bool_)
 
     @property
     def length(self) -> int:
         return int(len(self.moves))
+
+    @property
+    def searched(self) -> int:
+        """Plies played after a search (those that become training positions)."""
+        return self.length - self.opening
 
     @property
     def false_resignation(self) -> bool:
@@ -35,21 +53,27 @@ class GameRecord:
         return self.would_resign != 0 and self.result != (WHITE if self.would_resign == BLACK else BLACK)
 
     def value_targets(self) -> np.ndarray:
-        """float32 (T,): the result from the point of view of the side to move at each ply."""
-        to_move = np.where(np.arange(self.length) % 2 == 0, BLACK, WHITE)
+        """float32 (S,): the result from the point of view of the side to move at each searched
+        ply (z: 1 won, -1 lost, 0 drawn)."""
+        plies = np.arange(self.opening, self.length)
         if self.result == DRAW:
-            return np.zeros(self.length, dtype=np.float32)
+            return np.zeros(len(plies), dtype=np.float32)
+        to_move = np.where(plies % 2 == 0, BLACK, WHITE)
         return np.where(to_move == self.result, 1.0, -1.0).astype(np.float32)
 
     def validate(self, game: GameConfig) -> None:
         """Raise BadRecordError unless the record replays legally to its stated result."""
         t = self.length
-        if t == 0:
-            raise BadRecordError("empty game record (no moves)")
-        if self.policies.shape != (t, game.area):
-            raise BadRecordError(f"policies have shape {self.policies.shape}, expected {(t, game.area)}")
-        if self.root_values.shape != (t,):
-            raise BadRecordError(f"root values have shape {self.root_values.shape}, expected {(t,)}")
+        if not 0 <= self.opening < t:
+            raise BadRecordError(f"opening of {self.opening} moves in a game of {t} moves: no "
+                                 "searched move (or an empty game)")
+        s = t - self.opening
+        if self.policies.shape != (s, game.area):
+            raise BadRecordError(f"policies have shape {self.policies.shape}, expected {(s, game.area)}")
+        for name in ("root_values", "move_values", "full_search"):
+            shape = np.shape(getattr(self, name))
+            if shape != (s,):
+                raise BadRecordError(f"{name} have shape {shape}, expected {(s,)}")
         if self.result not in (BLACK, WHITE, DRAW):
             raise BadRecordError(f"result {self.result!r} is not black, white or draw")
         sums = self.policies.astype(np.float32).sum(axis=1)

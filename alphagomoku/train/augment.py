@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -20,10 +22,19 @@ def encode_batch(boards, to_move, last_move, h, w, rule, out):
         kernels.encode_planes_into(boards[i], h, w, rule, to_move[i], last_move[i], out[i])
 
 
+class Batch(NamedTuple):
+    planes: np.ndarray         # float32 (B, C, H, W)
+    policy: np.ndarray         # float32 (B, H*W): policy targets
+    value: np.ndarray          # float32 (B,): value targets, z and q mixed
+    policy_weight: np.ndarray  # float32 (B,): weight of each policy term (0: no target)
+    value_weight: np.ndarray   # float32 (B,): weight of each value term
+
+
 def make_batch(
-    buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Planes (B, C, H, W), policy targets (B, H*W) and value targets (B,) for ``indices``.
+    buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
+    q_weight: float = 0.0,
+) -> Batch:
+    """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q.
 
     With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
     planes and its policy; with ``rng=None`` the samples are left as stored.
@@ -35,7 +46,7 @@ def make_batch(
         game.height, game.width, game.rule_id, planes,
     )
     policies = buffer.policies[indices].astype(np.float32)
-    values = buffer.values[indices].copy()
+    values = buffer.value_targets(indices, q_weight)
     if rng is not None:
         syms = np.asarray(valid_symmetries(game.width, game.height))
         choice = syms[rng.integers(0, len(syms), size=b)]
@@ -45,4 +56,5 @@ def make_batch(
             rows = np.flatnonzero(choice == k)
             planes[rows] = transform_planes(planes[rows], int(k))
             policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
-    return planes, policies, values
+    weight = buffer.weight[indices].copy()
+    return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight)

@@ -1,8 +1,14 @@
 """The replay buffer: the last ``capacity`` positions of self-play, stored compactly.
 
-A position is kept as its board (int8), side to move, last move, search policy and game result,
-not as input planes: planes are five floats a point, boards one byte, so the window can be 20x
-longer in the same memory. Planes are made again when a batch is sampled.
+A position is kept as its board (int8), side to move, last move, search policy, game result and
+the search's value of the move played, not as input planes: planes are five floats a point,
+boards one byte, so the window can be 20x longer in the same memory. Planes are made again when
+a batch is sampled, and the value target is mixed then (so the mix is a training setting).
+
+Two weights go with each position: ``policy_weight`` is 0 for moves that had only a fast search
+(playout cap randomisation: their visits are too few to be a policy target) and
+``weight`` scales a position already decided (one side's value beyond a threshold for several
+plies in a row, KataGo's reduceVisits), so that won positions do not crowd the window.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from alphagomoku.game.constants import BLACK, EMPTY, WHITE
 from alphagomoku.selfplay.records import GameRecord
 from alphagomoku.atomic import atomic_path
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2 added q, policy_weight and weight; files of version 1 still load
 
 
 class BufferFileError(ValueError):
@@ -37,6 +43,9 @@ class ReplayBuffer:
         self.last_move = np.full(capacity, -1, dtype=np.int16)    # (capacity,) -1: none
         self.policies = np.zeros((capacity, a), dtype=np.float16) # (capacity, H*W)
         self.values = np.zeros(capacity, dtype=np.float32)        # (capacity,) result for to_move
+        self.q = np.zeros(capacity, dtype=np.float32)             # (capacity,) search value of the move played
+        self.policy_weight = np.ones(capacity, dtype=np.float32)  # (capacity,) 0: no policy target
+        self.weight = np.ones(capacity, dtype=np.float32)         # (capacity,) sample weight
         self.size = 0
         self.next = 0           # where the next position goes
         self.total_added = 0    # positions ever added (also those since dropped)
@@ -44,23 +53,39 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add_game(self, record: GameRecord) -> None:
+    def add_game(self, record: GameRecord, decided_threshold: float = 0.9,
+                 decided_plies: int = 3, decided_weight: float = 1.0) -> None:
+        """Add the searched plies of ``record``. A ply whose root value and those of the
+        ``decided_plies - 1`` searched plies before it are all beyond ``decided_threshold`` in
+        size gets weight ``decided_weight`` (1: no down-weighting)."""
         board = np.zeros(self.game.area, dtype=np.int8)
         targets = record.value_targets()
+        decided = decided_mask(record.root_values, decided_threshold, decided_plies)
         last = -1
         for t, move in enumerate(record.moves):
             color = BLACK if t % 2 == 0 else WHITE
-            i = self.next
-            self.boards[i] = board
-            self.to_move[i] = color
-            self.last_move[i] = last
-            self.policies[i] = record.policies[t]
-            self.values[i] = targets[t]
-            self.next = (i + 1) % self.capacity
-            self.size = min(self.size + 1, self.capacity)
-            self.total_added += 1
+            j = t - record.opening
+            if j >= 0:
+                i = self.next
+                self.boards[i] = board
+                self.to_move[i] = color
+                self.last_move[i] = last
+                self.policies[i] = record.policies[j]
+                self.values[i] = targets[j]
+                self.q[i] = record.move_values[j]
+                self.policy_weight[i] = 1.0 if record.full_search[j] else 0.0
+                self.weight[i] = decided_weight if decided[j] else 1.0
+                self.next = (i + 1) % self.capacity
+                self.size = min(self.size + 1, self.capacity)
+                self.total_added += 1
             board[int(move)] = color
             last = int(move)
+
+    def value_targets(self, indices: np.ndarray, q_weight: float) -> np.ndarray:
+        """(1 - q_weight) * z + q_weight * q for the positions ``indices``."""
+        if q_weight == 0.0:
+            return self.values[indices].copy()
+        return ((1.0 - q_weight) * self.values[indices] + q_weight * self.q[indices]).astype(np.float32)
 
     def sample_indices(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
         if self.size == 0:
@@ -79,7 +104,8 @@ class ReplayBuffer:
                     width=self.game.width, height=self.game.height,
                     boards=self.boards[order], to_move=self.to_move[order],
                     last_move=self.last_move[order], policies=self.policies[order],
-                    values=self.values[order],
+                    values=self.values[order], q=self.q[order],
+                    policy_weight=self.policy_weight[order], weight=self.weight[order],
                 )
 
     @classmethod
@@ -96,7 +122,7 @@ class ReplayBuffer:
         needed = {"format_version", "epoch", "width", "height", "boards", "policies", "values"}
         if not needed <= set(arrays):
             raise BufferFileError(f"replay buffer {path} lacks {sorted(needed - set(arrays))}")
-        if int(arrays["format_version"]) != FORMAT_VERSION:
+        if int(arrays["format_version"]) not in (1, FORMAT_VERSION):
             raise BufferFileError(f"replay buffer {path} has format {int(arrays['format_version'])}, "
                                   f"this version reads {FORMAT_VERSION}")
         w, h = int(arrays["width"]), int(arrays["height"])
@@ -105,7 +131,12 @@ class ReplayBuffer:
                                   f"{game.width}x{game.height}")
         buf = cls(game, capacity)
         n = min(len(arrays["values"]), capacity)
-        for name in ("boards", "to_move", "last_move", "policies", "values"):
+        if "q" not in arrays:  # format 1: q as the result, every target at full weight
+            arrays["q"] = arrays["values"]
+            arrays["policy_weight"] = np.ones_like(arrays["values"])
+            arrays["weight"] = np.ones_like(arrays["values"])
+        for name in ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
+                     "weight"):
             getattr(buf, name)[:n] = arrays[name][len(arrays[name]) - n:]
         buf.size = n
         buf.next = n % capacity
@@ -115,3 +146,14 @@ class ReplayBuffer:
         if n and not np.array_equal(expected, buf.to_move[:n]):
             raise BufferFileError(f"replay buffer {path} is inconsistent (side to move vs stones)")
         return buf, int(arrays["epoch"])
+
+
+def decided_mask(root_values: np.ndarray, threshold: float, plies: int) -> np.ndarray:
+    """bool (S,): ply j and the ``plies - 1`` before it all have |root value| > threshold."""
+    big = np.abs(np.asarray(root_values, dtype=np.float32)) > threshold
+    run = np.zeros(len(big), dtype=np.int64)
+    count = 0
+    for j, b in enumerate(big):
+        count = count + 1 if b else 0
+        run[j] = count
+    return run >= max(plies, 1)

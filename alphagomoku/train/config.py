@@ -15,6 +15,7 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
+SEARCHES = ("puct", "gumbel")
 
 
 class ConfigError(ValueError):
@@ -34,11 +35,21 @@ class TrainConfig:
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
     games_per_task: int = 8           # games one worker plays at once (one network batch per step)
-    simulations: int = 64             # MCTS simulations per move
+    simulations: int = 64             # MCTS simulations per move (root visits)
+    search: str = "puct"              # root search: puct (visit targets) | gumbel (Gumbel AlphaZero)
+    gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
+    gumbel_c_visit: float = 50.0      # gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
+    gumbel_c_scale: float = 0.1
     c_puct: float = 1.25
     dirichlet_alpha: float = 10.0     # scaled: alpha = dirichlet_alpha / legal moves
-    dirichlet_eps: float = 0.25
-    temperature_moves: int = 8        # moves played in proportion to visits; then the most visited
+    dirichlet_eps: float = 0.25       # puct only: Gumbel noise is gumbel's exploration
+    temperature_moves: int = 8        # puct: moves played in proportion to visits; then the most visited
+    full_search_share: float = 1.0    # playout cap randomisation: moves given the full search and a policy target
+    fast_simulations: int = 16        # the other moves' search (value target only)
+    opening_share: float = 0.9        # games started from a balanced random opening
+    opening_min_stones: int = 1
+    opening_max_stones: int = 8
+    opening_max_value: float = 0.6    # keep openings the network values within +-this for the mover
     resign_threshold: float = 0.0     # resign when root and best-child value < -threshold; 0 = never
     resign_playthrough: float = 0.1   # share of games never resigned, to measure false resignations
     worker_timeout: float = 0.0       # seconds without worker progress = a hang; 0 = 180 s
@@ -51,6 +62,10 @@ class TrainConfig:
     weight_decay: float = 1e-4        # L2 on the weights
     steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
     sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
+    value_q_weight: float = 0.0       # value target (1 - w) * result + w * search value of the move played
+    decided_weight: float = 1.0       # weight of positions already decided (1 = no down-weighting)
+    decided_threshold: float = 0.9    # decided: |root value| above this ...
+    decided_plies: int = 3            # ... for this many searched plies in a row
     buffer_positions: int = 50_000    # replay window, in positions
     min_buffer_positions: int = 256   # no gradient step before the buffer holds this many
     # -- the run ----------------------------------------------------------------------------------
@@ -63,6 +78,8 @@ class TrainConfig:
     baseline_playouts: int = 200      # pure-MCTS baseline strength in those matches
     gating_threshold: float = 0.0     # promote a model only at this score vs the best; 0 = always
     final_eval_games: int = 0         # after the last epoch: final vs untrained and vs baseline
+    collapse_share: float = 0.85      # warn when one colour wins more than this share of opening games ...
+    collapse_epochs: int = 3          # ... this many epochs in a row
 
     def __post_init__(self):
         self.validate()
@@ -95,6 +112,27 @@ class TrainConfig:
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
         need(self.games_per_task >= 1, "games_per_task", "must be at least 1")
         need(self.simulations >= 2, "simulations", "must be at least 2")
+        need(self.search in SEARCHES, "search", f"must be one of {', '.join(SEARCHES)}, got {self.search!r}")
+        need(self.gumbel_m >= 1, "gumbel_m", "must be at least 1")
+        need(self.gumbel_c_visit >= 0, "gumbel_c_visit", "must be 0 or more")
+        need(self.gumbel_c_scale > 0, "gumbel_c_scale", "must be positive")
+        need(0 < self.full_search_share <= 1, "full_search_share",
+             "must be within (0, 1]; 1 turns playout cap randomisation off")
+        need(self.full_search_share == 1 or 2 <= self.fast_simulations <= self.simulations,
+             "fast_simulations",
+             f"must be from 2 to --simulations ({self.simulations}), got {self.fast_simulations}")
+        need(0 <= self.opening_share <= 1, "opening_share", "must be within [0, 1]")
+        need(0 <= self.opening_min_stones <= self.opening_max_stones, "opening_min_stones",
+             f"must be from 0 to --opening-max-stones ({self.opening_max_stones})")
+        need(self.opening_max_stones < self.board_size * self.board_size // 2, "opening_max_stones",
+             "must leave most of the board empty")
+        need(0 < self.opening_max_value <= 1, "opening_max_value", "must be within (0, 1]")
+        need(0 <= self.value_q_weight <= 1, "value_q_weight", "must be within [0, 1]")
+        need(0 < self.decided_weight <= 1, "decided_weight", "must be within (0, 1]; 1 turns it off")
+        need(0 < self.decided_threshold < 1, "decided_threshold", "must be within (0, 1)")
+        need(self.decided_plies >= 1, "decided_plies", "must be at least 1")
+        need(0.5 < self.collapse_share <= 1, "collapse_share", "must be within (0.5, 1]")
+        need(self.collapse_epochs >= 1, "collapse_epochs", "must be at least 1")
         need(self.c_puct > 0, "c_puct", "must be positive")
         need(self.dirichlet_alpha > 0, "dirichlet_alpha", "must be positive")
         need(0 <= self.dirichlet_eps <= 1, "dirichlet_eps", "must be within [0, 1]")

@@ -24,6 +24,7 @@ def save_games(path: str | Path, records: list, game: GameConfig) -> None:
                 lengths=np.array([r.length for r in records], dtype=np.int32),
                 results=np.array([r.result for r in records], dtype=np.int8),
                 resigned=np.array([r.resigned for r in records], dtype=np.bool_),
+                openings=np.array([r.opening for r in records], dtype=np.int16),
             )
 
 
@@ -33,8 +34,11 @@ def load_games(path: str | Path) -> tuple[GameConfig, list[dict]]:
                           n_in_row=int(data["n_in_row"]), rule=str(data["rule"]))
         ends = np.cumsum(data["lengths"])
         moves = np.split(data["moves"], ends[:-1])
+        # Files from before openings were recorded start every game from the empty board.
+        openings = data["openings"] if "openings" in data.files else np.zeros(len(moves), np.int16)
         games = [
-            {"moves": m.astype(int).tolist(), "result": int(r), "resigned": bool(s)}
-            for m, r, s in zip(moves, data["results"], data["resigned"])
+            {"moves": m.astype(int).tolist(), "result": int(r), "resigned": bool(s),
+             "opening": int(o)}
+            for m, r, s, o in zip(moves, data["results"], data["resigned"], openings)
         ]
     return game, games

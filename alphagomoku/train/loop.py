@@ -25,6 +25,7 @@ from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
+from alphagomoku.selfplay.openings import OpeningSettings
 from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
@@ -64,6 +65,7 @@ class Trainer:
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0
         self.saved_epoch = 0  # the newest checkpoint on disk
+        self.lopsided_epochs = 0  # epochs in a row with one colour above collapse_share
         self.best_elo = 0.0  # rating of the best network relative to the untrained one
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
@@ -121,6 +123,7 @@ class Trainer:
         self.rng.bit_generator.state = state["selfplay_rng"]
         self.epoch = self.saved_epoch = int(state["epoch"])
         self.best_elo = float(state.get("best_elo", 0.0))
+        self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
                 self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
@@ -163,13 +166,23 @@ class Trainer:
 
     def _worker_spec(self) -> WorkerSpec:
         cfg = self.cfg
+        gumbel = cfg.search == "gumbel"
         search = SearchConfig(
             num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
-            dirichlet_eps=cfg.dirichlet_eps,
+            dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
+            gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
+            gumbel_c_scale=cfg.gumbel_c_scale,
         )
+        openings = None
+        if cfg.opening_share > 0:
+            openings = OpeningSettings(share=cfg.opening_share, min_stones=cfg.opening_min_stones,
+                                       max_stones=cfg.opening_max_stones,
+                                       max_value=cfg.opening_max_value)
         settings = SelfPlaySettings(
             games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
             resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
+            openings=openings, full_search_share=cfg.full_search_share,
+            fast_simulations=cfg.fast_simulations,
         )
         device, num_gpus = worker_devices(self.device, cfg.device)
         # One torch thread per CPU worker: workers are the parallelism, and several threads per
@@ -203,6 +216,7 @@ class Trainer:
         epoch = self.epoch + 1
         row: dict = {"epoch": epoch}
         records = self._self_play(pool, weights, epoch, row)
+        self._watch_colours(row)
         save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
         self._train(row, new_positions=row["positions"])
         self.epoch = epoch
@@ -218,7 +232,9 @@ class Trainer:
             f"epoch {epoch}/{cfg.epochs}: loss {row.get('loss', float('nan')):.3f} "
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
-            f"buffer {len(self.buffer)}"
+            f"buffer {len(self.buffer)}; black/white/draw from openings "
+            f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']}, "
+            f"from the empty board {row['empty_black_wins']}/{row['empty_white_wins']}/{row['empty_draws']}"
         )
 
     def _evaluate(self, row: dict) -> None:
@@ -243,7 +259,7 @@ class Trainer:
             tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch))
             left -= n
         records: list = []
-        totals = {"network_seconds": 0.0, "seconds": 0.0}
+        totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0}
         t0 = time.perf_counter()
         bar = tqdm(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
                    disable=not self.progress, leave=False)
@@ -251,10 +267,10 @@ class Trainer:
         def on_result(result: TaskResult) -> None:
             records.extend(result.records)
             for r in result.records:
-                self.buffer.add_game(r)
+                self.buffer.add_game(r, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
             for k in totals:
                 totals[k] += result.stats.get(k, 0.0)
-            positions = sum(r.length for r in records)
+            positions = sum(r.searched for r in records)
             bar.update(len(result.records))
             bar.set_postfix(_shares(records) | {
                 "pos/s": f"{positions / max(time.perf_counter() - t0, 1e-9):.0f}",
@@ -266,15 +282,18 @@ class Trainer:
         finally:
             bar.close()
         elapsed = time.perf_counter() - t0
-        positions = sum(r.length for r in records)
+        positions = sum(r.searched for r in records)
         results = [r.result for r in records]
+        row.update(colour_counts(records))
         row.update(
-            games=len(records), positions=positions, avg_length=positions / len(records),
+            games=len(records), positions=positions,
+            avg_length=sum(r.length for r in records) / len(records),
             black_wins=results.count(BLACK), white_wins=results.count(WHITE), draws=results.count(DRAW),
             resignations=sum(r.resigned for r in records),
             false_resignations=sum(r.false_resignation for r in records),
             selfplay_seconds=elapsed, positions_per_second=positions / max(elapsed, 1e-9),
             network_share=totals["network_seconds"] / max(totals["seconds"], 1e-9),
+            unbalanced_openings=totals["unbalanced_openings"],
         )
         return records
 
@@ -293,10 +312,12 @@ class Trainer:
         sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
         t0 = time.perf_counter()
         for _ in tqdm(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
-            planes, policy, value = self._tensors(self.buffer.sample_indices(cfg.batch_size, self.rng))
+            planes, policy, value, policy_w, value_w = self._tensors(
+                self.buffer.sample_indices(cfg.batch_size, self.rng))
             with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
                                 enabled=self.amp_dtype is not None):
-                parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay)
+                parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay,
+                                       policy_w, value_w)
             self.optimizer.zero_grad(set_to_none=True)
             self.scaler.scale(parts["loss"]).backward()
             self.scaler.step(self.optimizer)
@@ -313,10 +334,10 @@ class Trainer:
         )
 
     def _tensors(self, indices: np.ndarray, augment: bool = True):
-        planes, policy, value = make_batch(self.buffer, indices, self.rng if augment else None, self.game)
+        batch = make_batch(self.buffer, indices, self.rng if augment else None, self.game,
+                           self.cfg.value_q_weight)
         dev = self.device.device
-        return (torch.from_numpy(planes).to(dev), torch.from_numpy(policy).to(dev),
-                torch.from_numpy(value).to(dev))
+        return tuple(torch.from_numpy(a).to(dev) for a in batch)
 
     @torch.no_grad()
     def _log_policy(self, planes: torch.Tensor) -> torch.Tensor:
@@ -336,7 +357,30 @@ class Trainer:
             "rng": rng_state(),
             "selfplay_rng": self.rng.bit_generator.state,
             "best_elo": self.best_elo,
+            "lopsided_epochs": self.lopsided_epochs,
         }
+
+    def _watch_colours(self, row: dict) -> None:
+        """Warn when one colour keeps winning the games from balanced openings: the first sign
+        of the colour collapse, which these openings exist to prevent."""
+        cfg = self.cfg
+        games = row["opening_games"]
+        top = max(row["opening_black_wins"], row["opening_white_wins"])
+        if games >= 8 and top > cfg.collapse_share * games:
+            self.lopsided_epochs += 1
+        else:
+            self.lopsided_epochs = 0
+        if self.lopsided_epochs >= cfg.collapse_epochs:
+            colour = "black" if row["opening_black_wins"] >= row["opening_white_wins"] else "white"
+            self.log(
+                f"warning: {colour} won {top} of {games} games from balanced openings "
+                f"({top / games:.0%}), above {cfg.collapse_share:.0%} for {self.lopsided_epochs} "
+                "epochs in a row. The value head is probably learning 'this colour wins' rather "
+                "than the position (a colour collapse): the losing side's search stops finding "
+                "moves. Try more --simulations, --search gumbel, a larger --value-q-weight, "
+                "--decided-weight 0.1, or more --selfplay-games per epoch "
+                "(docs/troubleshooting.md, 'One colour wins every self-play game')."
+            )
 
 
 def _intact_checkpoint_hint(ckpt_dir: Path) -> str:
@@ -357,10 +401,28 @@ def _amp_dtype(device: DeviceChoice):
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
+def colour_counts(records: list) -> dict:
+    """Black wins, white wins and draws, separately for games from a random opening and games
+    from the empty board: only the former measure balance (freestyle from the empty board is
+    a proven black win)."""
+    out = {}
+    for prefix, keep in (("opening_", lambda r: r.opening > 0), ("empty_", lambda r: r.opening == 0)):
+        results = [r.result for r in records if keep(r)]
+        out[prefix + "games"] = len(results)
+        out[prefix + "black_wins"] = results.count(BLACK)
+        out[prefix + "white_wins"] = results.count(WHITE)
+        out[prefix + "draws"] = results.count(DRAW)
+    return out
+
+
 def _shares(records: list) -> dict:
-    n = len(records)
-    results = [r.result for r in records]
-    return {"B/W/D": f"{results.count(BLACK) / n:.0%}/{results.count(WHITE) / n:.0%}/{results.count(DRAW) / n:.0%}"}
+    out = {}
+    counts = colour_counts(records)
+    for prefix, label in (("opening_", "open B/W/D"), ("empty_", "empty B/W/D")):
+        n = counts[prefix + "games"]
+        if n:
+            out[label] = "/".join(str(counts[prefix + k]) for k in ("black_wins", "white_wins", "draws"))
+    return out
 
 
 def export_model(checkpoint: str | Path, out: str | Path) -> Path:

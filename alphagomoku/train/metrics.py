@@ -7,6 +7,8 @@ from pathlib import Path
 
 COLUMNS = (
     "epoch", "games", "positions", "avg_length", "black_wins", "white_wins", "draws",
+    "opening_games", "opening_black_wins", "opening_white_wins", "opening_draws",
+    "empty_games", "empty_black_wins", "empty_white_wins", "empty_draws", "unbalanced_openings",
     "resignations", "false_resignations", "selfplay_seconds", "positions_per_second",
     "network_share", "buffer_positions", "train_steps", "train_seconds", "samples_per_second",
     "loss", "value_loss", "policy_loss", "l2", "policy_entropy", "kl", "lr",
@@ -30,6 +32,13 @@ class MetricsLog:
         if unknown:
             raise KeyError(f"metrics row has unknown columns {sorted(unknown)}")
         new = not self.path.exists()
+        if not new and _header(self.path) != list(COLUMNS):
+            # A run resumed by a newer version: rewrite the old rows under today's columns.
+            rows = read_metrics(self.path)
+            with open(self.path, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+                writer.writeheader()
+                writer.writerows(rows)
         with open(self.path, "a", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=COLUMNS)
             if new:
@@ -62,6 +71,11 @@ def _fmt(v):
     if isinstance(v, float):
         return f"{v:.6g}"
     return v
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as f:
+        return next(csv.reader(f), [])
 
 
 def read_metrics(path: str | Path) -> list[dict]:

@@ -1,0 +1,125 @@
+"""Balanced random openings for self-play.
+
+Games that all start from the empty board let one colour's view run away: once the value head
+believes the side that happens to win self-play always wins, the loser's search has nothing to
+choose between and its play falls apart (the colour collapse). Starting most games from a short
+random opening that the current network judges close to even keeps both colours' positions in
+the data and rules out openings already decided. The recipe follows KataGomo's random openings
+(a few stones, the first near the centre, the rest near earlier stones; a candidate kept with
+weight (1 - v^2)^k, v being the network's value).
+
+Everything is drawn from the ``rng`` given, so an opening is reproducible from its seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from alphagomoku.game.config import GameConfig
+from alphagomoku.game.position import IllegalMoveError, Position
+
+
+@dataclass(frozen=True)
+class OpeningSettings:
+    """``share``: games that start from an opening (the rest from the empty board).
+    ``min_stones``/``max_stones``: stones placed, uniform in that range. ``candidates``:
+    openings drawn and valued in one evaluator call per accepted opening. ``balance_power``:
+    k in the acceptance weight (1 - v^2)^k. ``max_value``: a candidate with |v| above this is
+    never taken while one below it exists (up to ``retries`` batches)."""
+
+    share: float = 0.9
+    min_stones: int = 1
+    max_stones: int = 8
+    candidates: int = 16
+    balance_power: float = 4.0
+    max_value: float = 0.6
+    retries: int = 3
+
+    def __post_init__(self):
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"opening share must be within [0, 1], got {self.share}")
+        if not 0 <= self.min_stones <= self.max_stones:
+            raise ValueError(f"opening stones must satisfy 0 <= min ({self.min_stones}) <= max "
+                             f"({self.max_stones})")
+        if self.candidates < 1 or self.retries < 1:
+            raise ValueError("opening candidates and retries must be at least 1")
+        if self.balance_power < 0 or not 0.0 < self.max_value <= 1.0:
+            raise ValueError("opening balance_power must be >= 0 and max_value within (0, 1]")
+
+
+def random_stones(game: GameConfig, stones: int, rng: np.random.Generator) -> list[int] | None:
+    """``stones`` moves, black first: the first within a few points of the centre, each later
+    one within two points (king moves) of an earlier stone. Legal under the rule, and the game
+    is not over after them; None when the draw fails (rare: try again)."""
+    pos = Position(game)
+    radius = max(1, min(game.width, game.height) // 5)
+    cx, cy = game.width // 2, game.height // 2
+    placed: list[tuple[int, int]] = []
+    for _ in range(stones):
+        for _attempt in range(20):
+            if placed:
+                ax, ay = placed[int(rng.integers(len(placed)))]
+                x, y = ax + int(rng.integers(-2, 3)), ay + int(rng.integers(-2, 3))
+            else:
+                x, y = cx + int(rng.integers(-radius, radius + 1)), cy + int(rng.integers(-radius, radius + 1))
+            if not (0 <= x < game.width and 0 <= y < game.height):
+                continue
+            try:
+                pos.play(y * game.width + x)
+            except IllegalMoveError:
+                continue  # occupied, or forbidden for black under renju
+            if pos.is_over:
+                pos.undo()
+                continue
+            placed.append((x, y))
+            break
+        else:
+            return None
+    return list(pos.moves)
+
+
+def choose_balanced(values: np.ndarray, settings: OpeningSettings,
+                    rng: np.random.Generator) -> int:
+    """Index of the candidate to keep, drawn with weight (1 - v^2)^k among those with
+    |v| <= max_value; -1 when none is that close to even."""
+    v = np.clip(np.asarray(values, dtype=np.float64), -1.0, 1.0)
+    ok = np.abs(v) <= settings.max_value
+    if not ok.any():
+        return -1
+    w = np.where(ok, (1.0 - v * v) ** settings.balance_power, 0.0)
+    if w.sum() <= 0.0:
+        return int(rng.choice(np.flatnonzero(ok)))
+    return int(rng.choice(len(v), p=w / w.sum()))
+
+
+def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
+                     rng: np.random.Generator) -> tuple[list[int], float, int]:
+    """A random opening the network values close to even for the side to move.
+
+    Returns (moves, value, evaluator calls). After ``retries`` batches with no candidate within
+    ``max_value``, the most even candidate seen is returned (the caller counts those)."""
+    best_moves: list[int] = []
+    best_value = np.inf
+    calls = 0
+    for _ in range(settings.retries):
+        batch = []
+        while len(batch) < settings.candidates:
+            n = int(rng.integers(settings.min_stones, settings.max_stones + 1))
+            moves = random_stones(game, n, rng)
+            if moves is not None:
+                batch.append(moves)
+        positions = [Position.from_moves(m, game) for m in batch]
+        planes = np.stack([p.planes() for p in positions])
+        legal = np.stack([p.legal_mask() for p in positions])
+        _, values = evaluator(planes, legal)
+        calls += 1
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        pick = choose_balanced(values, settings, rng)
+        if pick >= 0:
+            return batch[pick], float(values[pick]), calls
+        i = int(np.argmin(np.abs(values)))
+        if abs(values[i]) < abs(best_value):
+            best_moves, best_value = batch[i], float(values[i])
+    return best_moves, best_value, calls

@@ -1,0 +1,238 @@
+"""The self-play recipe against colour collapse: balanced openings, value targets mixed with the
+search's value, down-weighted decided positions, playout cap randomisation, per-colour counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from alphagomoku.game import GameConfig, Position
+from alphagomoku.game.constants import BLACK, DRAW, WHITE
+from alphagomoku.mcts import SearchConfig, uniform_evaluator
+from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.selfplay.game_loop import SelfPlaySettings, play_games
+from alphagomoku.selfplay.openings import (
+    OpeningSettings,
+    balanced_opening,
+    choose_balanced,
+    random_stones,
+)
+from alphagomoku.selfplay.records import GameRecord
+from alphagomoku.train.augment import make_batch
+from alphagomoku.train.buffer import ReplayBuffer, decided_mask
+from alphagomoku.train.config import ConfigError, TrainConfig
+from alphagomoku.train.loop import colour_counts
+from alphagomoku.train.loss import alphazero_loss
+
+GAME = GameConfig(width=9)
+
+
+# -- balanced openings -----------------------------------------------------------------------------
+
+def test_random_stones_are_legal_central_and_clustered():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        moves = random_stones(GAME, 6, rng)
+        assert moves is not None and len(moves) == 6
+        pos = Position.from_moves(moves, GAME)  # replays legally
+        assert not pos.is_over
+        xs, ys = zip(*[(m % 9, m // 9) for m in moves])
+        assert abs(xs[0] - 4) <= 1 and abs(ys[0] - 4) <= 1  # radius 9 // 5 = 1 around e5
+        for k in range(1, 6):
+            assert any(max(abs(xs[k] - xs[i]), abs(ys[k] - ys[i])) <= 2 for i in range(k))
+
+
+def test_renju_openings_never_use_forbidden_points():
+    game = GameConfig(width=15, rule="renju")
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        moves = random_stones(game, 8, rng)
+        Position.from_moves(moves, game)  # raises IllegalMoveError on a forbidden point
+
+
+def test_openings_are_reproducible_from_the_seed():
+    settings = OpeningSettings()
+    a = balanced_opening(GAME, uniform_evaluator, settings, np.random.default_rng(42))
+    b = balanced_opening(GAME, uniform_evaluator, settings, np.random.default_rng(42))
+    c = balanced_opening(GAME, uniform_evaluator, settings, np.random.default_rng(43))
+    assert a == b and a[0] != c[0]
+
+
+def lopsided_evaluator(planes, legal):
+    """Value 0.99 for the side to move after an odd number of stones, 0.05 after an even
+    number: only even openings are balanced."""
+    stones = planes[:, :2].sum(axis=(1, 2, 3))
+    values = np.where(stones % 2 == 0, 0.05, 0.99).astype(np.float32)
+    priors = legal / legal.sum(axis=1, keepdims=True)
+    return priors.astype(np.float32), values
+
+
+def test_openings_far_from_even_are_rejected():
+    settings = OpeningSettings(min_stones=1, max_stones=6)
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        moves, value, _ = balanced_opening(GAME, lopsided_evaluator, settings, rng)
+        assert len(moves) % 2 == 0 and abs(value) <= settings.max_value
+
+
+def test_choose_balanced_weights_and_bound():
+    rng = np.random.default_rng(0)
+    assert choose_balanced(np.array([0.95, -0.99, 0.7]), OpeningSettings(max_value=0.6), rng) == -1
+    picks = [choose_balanced(np.array([0.0, 0.5, 0.9]), OpeningSettings(max_value=0.6), rng)
+             for _ in range(2000)]
+    # (1 - v^2)^4: 1 against 0.316 for v = 0.5; v = 0.9 is beyond the bound.
+    share = picks.count(0) / len(picks)
+    assert 2 not in picks and 0.70 < share < 0.82
+
+
+def test_unbalanced_fallback_returns_the_most_even_candidate():
+    def always_decided(planes, legal):
+        n = len(planes)
+        return legal / legal.sum(1, keepdims=True), np.linspace(0.8, 0.99, n).astype(np.float32)
+
+    moves, value, calls = balanced_opening(GAME, always_decided, OpeningSettings(retries=2),
+                                           np.random.default_rng(0))
+    assert calls == 2 and value == pytest.approx(0.8) and moves
+
+
+# -- value targets, decided positions ---------------------------------------------------------------
+
+def hand_game() -> GameRecord:
+    # A 2-stone opening, then black makes five along the top row of the 9x9 board.
+    moves = ["e5", "e6", "a9", "a1", "b9", "b1", "c9", "c1", "d9", "d1", "e9"]
+    pos = Position.from_moves(moves, GAME)
+    assert pos.winner == BLACK
+    idx = [pos.index(m) for m in moves]
+    s = len(moves) - 2
+    return GameRecord(
+        moves=np.array(idx, np.int16), policies=np.full((s, 81), 1 / 81, np.float16),
+        root_values=np.array([0.1, -0.2, 0.95, -0.95, 0.97, -0.99, 1.0, -1.0, 1.0], np.float16),
+        result=BLACK, opening=2,
+        move_values=np.array([0.2, -0.1, 0.9, -0.9, 0.95, -0.98, 1.0, -1.0, 1.0], np.float16),
+        full_search=np.array([1, 0, 1, 1, 0, 1, 1, 1, 1], bool),
+    )
+
+
+def test_value_target_mixes_result_and_search_value():
+    rec = hand_game()
+    rec.validate(GAME)
+    z = rec.value_targets()
+    # Searched plies start at ply 2 (black to move): black won.
+    assert z.tolist() == [1, -1, 1, -1, 1, -1, 1, -1, 1]
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(rec)
+    assert len(buf) == 9 and buf.to_move[0] == BLACK and (buf.boards[0] != 0).sum() == 2
+    lam = 0.3
+    got = buf.value_targets(np.arange(9), lam)
+    want = (1 - lam) * z + lam * rec.move_values.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(buf.value_targets(np.arange(9), 0.0), z)
+
+
+def test_draws_stay_zero_in_the_result_part():
+    rec = hand_game()
+    rec.result = DRAW
+    assert not rec.value_targets().any()
+
+
+def test_decided_positions_are_down_weighted():
+    rec = hand_game()
+    assert decided_mask(rec.root_values, 0.9, 3).tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 1]
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(rec, decided_threshold=0.9, decided_plies=3, decided_weight=0.1)
+    np.testing.assert_allclose(buf.weight[:9], [1, 1, 1, 1, 0.1, 0.1, 0.1, 0.1, 0.1])
+
+
+# -- playout cap randomisation ------------------------------------------------------------------------
+
+def test_only_full_searches_carry_policy_targets():
+    rec = hand_game()
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(rec, decided_weight=0.5)
+    batch = make_batch(buf, np.arange(9), None, GAME)
+    full = rec.full_search.astype(np.float32)
+    np.testing.assert_allclose(batch.policy_weight, full * batch.value_weight)
+    # The loss ignores the policy target of a fast-search position entirely.
+    model = PolicyValueNet(ModelConfig.preset("tiny", 9))
+    t = [torch.from_numpy(a) for a in batch]
+    base = alphazero_loss(model, t[0], t[1], t[2], 0.0, t[3], t[4])["policy"]
+    changed = t[1].clone()
+    fast = int(np.flatnonzero(~rec.full_search)[0])
+    changed[fast] = 0.0
+    changed[fast, 40] = 1.0
+    again = alphazero_loss(model, t[0], changed, t[2], 0.0, t[3], t[4])["policy"]
+    assert torch.allclose(base, again)
+    full_row = int(np.flatnonzero(rec.full_search)[0])
+    changed[full_row] = 0.0
+    changed[full_row, 40] = 1.0
+    assert not torch.allclose(base, alphazero_loss(model, t[0], changed, t[2], 0.0, t[3], t[4])["policy"])
+
+
+@pytest.mark.parametrize("rule", ["puct", "gumbel"])
+def test_play_games_records_openings_and_search_kinds(rule):
+    search = SearchConfig(num_simulations=16, root_rule=rule, gumbel_m=8,
+                          dirichlet_eps=0.25 if rule == "puct" else 0.0)
+    settings = SelfPlaySettings(games_at_once=4, openings=OpeningSettings(share=0.5),
+                                full_search_share=0.5, fast_simulations=4)
+    records, stats = play_games(uniform_evaluator, GAME, search, settings, 8, seed=3)
+    assert len(records) == 8 and stats["openings"] == sum(r.opening > 0 for r in records)
+    assert 0 < stats["openings"] < 8
+    assert stats["positions"] == sum(r.searched for r in records)
+    fulls = np.concatenate([r.full_search for r in records])
+    assert 0.3 < fulls.mean() < 0.7
+    for r in records:
+        r.validate(GAME)
+        pos = Position.from_moves(r.moves[:r.opening].tolist(), GAME)
+        for j in range(r.searched):
+            legal = pos.legal_mask()
+            p = r.policies[j].astype(np.float32)
+            assert p[~legal].sum() == 0 and abs(p.sum() - 1) < 1e-2
+            if rule == "gumbel" and r.full_search[j]:
+                # The improved policy covers every legal move, not only visited ones.
+                assert (p[legal] > 0).mean() > 0.5 or p.max() == 1.0
+            pos.play(int(r.moves[r.opening + j]))
+
+
+# -- per-colour counts and the collapse warning ----------------------------------------------------------
+
+def test_colour_counts_split_openings_from_the_empty_board():
+    def rec(result, opening):
+        return GameRecord(np.zeros(opening + 1, np.int16), np.zeros((1, 81), np.float16),
+                          np.zeros(1, np.float16), result, opening=opening)
+
+    counts = colour_counts([rec(BLACK, 0), rec(WHITE, 2), rec(WHITE, 3), rec(DRAW, 1), rec(BLACK, 0)])
+    assert counts == {
+        "opening_games": 3, "opening_black_wins": 0, "opening_white_wins": 2, "opening_draws": 1,
+        "empty_games": 2, "empty_black_wins": 2, "empty_white_wins": 0, "empty_draws": 0,
+    }
+
+
+def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    lines = []
+    cfg = TrainConfig(board_size=7, n_in_row=4, run_dir=str(tmp_path / "run"), device="cpu")
+    trainer = Trainer(cfg, log=lines.append, progress=False)
+    lopsided = {"opening_games": 20, "opening_black_wins": 1, "opening_white_wins": 19}
+    even = {"opening_games": 20, "opening_black_wins": 9, "opening_white_wins": 11}
+    for row in (lopsided, lopsided, even, lopsided, lopsided):
+        trainer._watch_colours(dict(row))
+    assert not any("warning" in x for x in lines)
+    trainer._watch_colours(dict(lopsided))
+    assert any("warning: white won 19 of 20" in x and "colour collapse" in x for x in lines)
+
+
+@pytest.mark.parametrize("change, flag", [
+    ({"search": "alphabeta"}, "--search"),
+    ({"full_search_share": 0.0}, "--full-search-share"),
+    ({"full_search_share": 0.5, "fast_simulations": 100}, "--fast-simulations"),
+    ({"opening_share": 1.5}, "--opening-share"),
+    ({"opening_min_stones": 5, "opening_max_stones": 2}, "--opening-min-stones"),
+    ({"value_q_weight": -0.1}, "--value-q-weight"),
+    ({"decided_weight": 0.0}, "--decided-weight"),
+    ({"gumbel_m": 0}, "--gumbel-m"),
+])
+def test_recipe_settings_are_validated(change, flag):
+    with pytest.raises(ConfigError, match=flag):
+        TrainConfig(**change)
