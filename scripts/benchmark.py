@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,all} [--json]``.
+"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,all,learning} [--json]``.
 
-Each subcommand has its own options (``python scripts/benchmark.py mcts --help``).
+Each subcommand has its own options (``python scripts/benchmark.py mcts --help``). ``learning``
+trains for a given number of minutes and is never part of ``all``.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import importlib
 import json
 import sys
 
-from alphagomoku.bench import BENCHMARKS
+from alphagomoku.bench import BENCHMARKS, LONG_BENCHMARKS, UsageError
 from alphagomoku.bench.machine import describe
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="which", required=True)
-    for name in BENCHMARKS:
+    for name in BENCHMARKS + LONG_BENCHMARKS:
         module = importlib.import_module(f"alphagomoku.bench.{name}")
         p = sub.add_parser(name, help=module.__doc__.splitlines()[0])
         p.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -49,9 +50,16 @@ def main(argv: list[str] | None = None) -> int:
             run_args = sub.parse_args([])
         else:
             run_args = args
-        results[name] = module.run(run_args)
+        try:
+            results[name] = module.run(run_args)
+        except KeyboardInterrupt:
+            print(f"benchmark.py {name}: interrupted", file=sys.stderr)
+            return 130
+        except UsageError as e:
+            print(f"benchmark.py {name}: error: {e}", file=sys.stderr)
+            return 2
         if not args.json:
-            _print_text(name, results[name])
+            getattr(module, "print_text", lambda r: _print_text(name, r))(results[name])
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()

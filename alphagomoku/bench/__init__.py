@@ -5,3 +5,9 @@ figures (and the machine they were taken on) and is printed as text or, with ``-
 """
 
 BENCHMARKS = ("game", "mcts", "nn", "selfplay")
+# Benchmarks that take minutes to hours: a subcommand each, never part of ``all``.
+LONG_BENCHMARKS = ("learning",)
+
+
+class UsageError(ValueError):
+    """Benchmark options that cannot work; scripts/benchmark.py prints the message and exits 2."""

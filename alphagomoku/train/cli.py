@@ -27,6 +27,10 @@ _HELP = {
     "run_dir": "where config, checkpoints, replay buffer, metrics and games go",
     "worker_timeout": "seconds without progress from any worker before one counts as hung (0: 180)",
     "eval_every": "epochs between arena matches against the previous model and pure MCTS (0: never)",
+    "time_budget_minutes": "stop after the epoch in progress once the run has used this many minutes "
+                           "of wall time (0: no budget; with a budget the cosine schedule spans it)",
+    "snapshot_minutes": "keep the weights of the first epoch ending after every such many minutes "
+                        "in snapshots/ (0: none)",
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "rule": "RULE", "model_preset": "PRESET",
@@ -38,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="train.py",
         description="AlphaZero-style training: parallel self-play, then gradient steps, every epoch.",
     )
-    p.add_argument("--config", metavar="FILE", help="JSON file of settings (flags override it)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE", help="JSON file of settings (flags override it)")
+    source.add_argument("--recipe", metavar="NAME",
+                        help="a named recipe: the settings in configs/NAME.json (flags override it)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --run-dir from checkpoints/latest.pt")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
@@ -62,8 +69,13 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
         saved = run_dir / "config.json"
         if saved.exists():
             base = json.loads(saved.read_text())
-    if args.config:
-        return TrainConfig.from_file(args.config, **{**base, **flags})
+    config = args.config
+    if getattr(args, "recipe", None):
+        from alphagomoku.train.recipes import recipe_path
+
+        config = recipe_path(args.recipe)
+    if config:
+        return TrainConfig.from_file(config, **{**base, **flags})
     return TrainConfig.from_dict({**base, **flags})
 
 

@@ -80,6 +80,8 @@ class TrainConfig:
     final_eval_games: int = 0         # after the last epoch: final vs untrained and vs baseline
     collapse_share: float = 0.85      # warn when one colour wins more than this share of opening games ...
     collapse_epochs: int = 3          # ... this many epochs in a row
+    time_budget_minutes: float = 0.0  # stop after the epoch that spends this much wall time; 0 = off
+    snapshot_minutes: float = 0.0     # keep the weights of the first epoch past every such mark; 0 = off
 
     def __post_init__(self):
         self.validate()
@@ -163,6 +165,8 @@ class TrainConfig:
              "gating needs matches: set --eval-every too")
         need(self.final_eval_games >= 0 and self.final_eval_games % 2 == 0, "final_eval_games",
              "must be 0 (none) or an even number of games")
+        need(self.time_budget_minutes >= 0, "time_budget_minutes", "must be 0 (no budget) or more")
+        need(self.snapshot_minutes >= 0, "snapshot_minutes", "must be 0 (no snapshots) or more")
         need(self.eval_simulations >= 2, "eval_simulations", "must be at least 2")
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
         dev = self.device

@@ -30,6 +30,7 @@ from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
 from alphagomoku.train.augment import make_batch
+from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from alphagomoku.train.config import ConfigError, TrainConfig
@@ -67,6 +68,9 @@ class Trainer:
         self.saved_epoch = 0  # the newest checkpoint on disk
         self.lopsided_epochs = 0  # epochs in a row with one colour above collapse_share
         self.best_elo = 0.0  # rating of the best network relative to the untrained one
+        self.clock: WallClock | None = None  # started by run(); see alphagomoku.train.budget
+        self.spent_seconds = 0.0  # wall time of earlier sessions of this run
+        self.snapshots: Snapshots | None = None
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         if resume:
@@ -81,7 +85,12 @@ class Trainer:
     def _lr_factor(self, epoch: int) -> float:
         if self.cfg.lr_schedule == "constant":
             return 1.0
-        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(epoch, self.cfg.epochs) / self.cfg.epochs))
+        done = min(epoch, self.cfg.epochs) / self.cfg.epochs
+        clock = getattr(self, "clock", None)  # the scheduler asks once before __init__ sets it
+        if self.cfg.time_budget_minutes > 0 and clock is not None:
+            # A budgeted run ends on time, not at cfg.epochs: the cosine runs over the budget.
+            done = min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
+        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done))
 
     def _start_fresh(self) -> None:
         latest = self.run_dir / "checkpoints" / "latest.pt"
@@ -124,6 +133,7 @@ class Trainer:
         self.epoch = self.saved_epoch = int(state["epoch"])
         self.best_elo = float(state.get("best_elo", 0.0))
         self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
+        self.spent_seconds = float(state.get("wall_seconds", 0.0))
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
                 self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
@@ -142,13 +152,25 @@ class Trainer:
         t0 = time.perf_counter()
         compile_selfplay_kernels(self.game)
         self.log(f"search kernels ready ({time.perf_counter() - t0:.1f} s; compiled once, cached for the workers)")
+        # The budget's clock starts after the one-off compilation (cached on disk), so that runs
+        # compare the same with a cold cache and a warm one.
+        self.clock = WallClock(self.spent_seconds)
+        if cfg.snapshot_minutes > 0:
+            self.snapshots = Snapshots(self.run_dir, cfg.snapshot_minutes, self.epoch)
         spec = self._worker_spec()
         pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
                             log=self.log)
         try:
             with pool:
                 while self.epoch < cfg.epochs:
+                    self._take_snapshots()
+                    if self.epoch and budget_spent(cfg.time_budget_minutes, self.clock.seconds()):
+                        self.log(f"time budget spent: {self.clock.seconds() / 60:.2f} of "
+                                 f"{cfg.time_budget_minutes:g} minutes after epoch {self.epoch}; the "
+                                 "checkpoint is whole (raise --time-budget-minutes and --resume to go on)")
+                        break
                     self._run_epoch(pool)
+                self._take_snapshots()
             if cfg.final_eval_games:
                 final_evaluation(cfg, self._publish_weights(), self.initial_weights,
                                  self.run_dir, self.progress, self.log)
@@ -163,6 +185,15 @@ class Trainer:
             raise
         finally:
             self.metrics.close()
+
+    def _take_snapshots(self) -> None:
+        """Between epochs: the marks passed since the last one get the weights of the epoch just
+        ended (before any budget check, so the final mark is never missed)."""
+        if self.snapshots is None or not self.epoch:
+            return
+        for snap in self.snapshots.take(self.epoch, self.clock.seconds(), unwrap(self.model)):
+            self.log(f"snapshot at minute {snap['mark_minutes']:g}: epoch {self.epoch} -> "
+                     f"{self.run_dir / 'snapshots' / snap['file']}")
 
     def _worker_spec(self) -> WorkerSpec:
         cfg = self.cfg
@@ -228,8 +259,10 @@ class Trainer:
         self.saved_epoch = epoch
         self.metrics.write(row)
         plot_progress(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
+        label = (f"epoch {epoch} ({self.clock.seconds() / 60:.2f} of {cfg.time_budget_minutes:g} min)"
+                 if cfg.time_budget_minutes > 0 else f"epoch {epoch}/{cfg.epochs}")
         self.log(
-            f"epoch {epoch}/{cfg.epochs}: loss {row.get('loss', float('nan')):.3f} "
+            f"{label}: loss {row.get('loss', float('nan')):.3f} "
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
             f"buffer {len(self.buffer)}; black/white/draw from openings "
@@ -358,6 +391,7 @@ class Trainer:
             "selfplay_rng": self.rng.bit_generator.state,
             "best_elo": self.best_elo,
             "lopsided_epochs": self.lopsided_epochs,
+            "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
         }
 
     def _watch_colours(self, row: dict) -> None:

@@ -1,0 +1,511 @@
+"""Learning: train from scratch for M minutes, then play each snapshot against a fixed ladder.
+
+Training is the ordinary trainer (:class:`alphagomoku.train.loop.Trainer`) with a time budget of
+M minutes and a snapshot every M/K minutes (K = ``--snapshots``, 6 by default). Only after the
+training ends does the ladder start, so that no match takes CPU from the timed run. Each snapshot
+(the network with ``--net-simulations`` simulations a move) plays every rung of the ladder
+(``random``, ``pure:1000``, ``pure:5000`` unless ``--rung`` says otherwise, plus
+``engine:COMMAND`` with ``--engine``), ``--games`` games each, every opening once with each
+colour. The openings are the arena's (:func:`alphagomoku.eval.arena.make_openings`): the same
+fixed list for every snapshot and rung, so the curve compares like with like.
+
+Everything stays in the run directory: the training run itself, ``ladder/`` (each match's result
+and games), ``learning.json`` (the report, rewritten after every match, so an interrupted ladder
+keeps what it played) and ``learning.png``. ``--evaluate DIR`` plays the ladder again for a run,
+skipping matches already played with the same settings; ``--compare A.json B.json`` draws runs
+side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+from alphagomoku.bench import UsageError
+
+DEFAULT_LADDER = ("random", "pure:1000", "pure:5000")
+# Settings a learning run fixes whatever the recipe says: time, not the epoch count, ends it, and
+# the ladder replaces the trainer's own final matches.
+_EPOCH_CAP = 1_000_000
+_TYPES = {"int": int, "float": float, "str": str}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--minutes", type=float, help="wall-clock minutes of training (required to train)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--recipe", metavar="NAME", help="train with configs/NAME.json (default: the "
+                                                      "code's defaults)")
+    src.add_argument("--config", metavar="FILE", help="train with the settings in this JSON file")
+    p.add_argument("--preset", help="model preset (default: the recipe's)")
+    p.add_argument("--board", type=int, help="board size (default: the recipe's)")
+    p.add_argument("--n-in-row", type=int, help="stones in a row to win (default: the recipe's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one training setting, e.g. --set simulations=32 (repeatable)")
+    p.add_argument("--workers", type=int, help="worker processes, for self-play and for the "
+                                               "ladder's games (default: the recipe's parallel_workers)")
+    p.add_argument("--out", metavar="DIR", help="the run directory, kept afterwards (default "
+                                                "runs/learning/RECIPE-BOARD-Mmin-TIME)")
+    p.add_argument("--snapshots", type=int, default=6,
+                   help="snapshots to evaluate, one every minutes/SNAPSHOTS (default 6)")
+    p.add_argument("--games", type=int, default=20,
+                   help="games per snapshot and rung, even: each opening with both colours (default 20)")
+    p.add_argument("--net-simulations", type=int, default=200,
+                   help="simulations a move of the network player in the ladder (default 200)")
+    p.add_argument("--rung", action="append", metavar="SPEC",
+                   help="an opponent, as a player spec (repeatable; default: "
+                        + ", ".join(DEFAULT_LADDER) + ")")
+    p.add_argument("--engine", metavar="COMMAND", help="add a Gomocup engine to the ladder")
+    p.add_argument("--opening-moves", type=int, default=3,
+                   help="stones of each ladder opening, placed near the centre (default 3: "
+                        "white to move, see docs/benchmarks.md)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the training run and the openings")
+    p.add_argument("--evaluate", metavar="DIR",
+                   help="no training: play the ladder for the snapshots of the learning run in DIR")
+    p.add_argument("--compare", nargs="+", metavar="JSON",
+                   help="no training: draw these runs' learning.json side by side (see --png)")
+    p.add_argument("--png", metavar="FILE", help="with --compare: the picture (default learning-compare.png)")
+
+
+# -- options -> a training config -------------------------------------------------------------------
+def _parse_sets(items: list[str]) -> dict:
+    from alphagomoku.train.config import TrainConfig
+
+    types = {f.name: _TYPES[str(f.type)] for f in fields(TrainConfig)}
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in types:
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE with KEY a training setting "
+                             f"(see scripts/train.py --help)")
+        try:
+            out[key] = types[key](value)
+        except ValueError:
+            raise UsageError(f"--set {item!r}: {value!r} is not a {types[key].__name__}") from None
+    return out
+
+
+def resolve_config(args, run_dir: Path):
+    """The TrainConfig of a learning run, and the recipe's label for reports."""
+    from alphagomoku.train.config import ConfigError, TrainConfig
+    from alphagomoku.train.recipes import recipe_path
+
+    if args.minutes is None or not args.minutes > 0:
+        raise UsageError("--minutes: give the training time, a positive number of minutes")
+    if args.snapshots < 1:
+        raise UsageError(f"--snapshots must be at least 1, got {args.snapshots}")
+    changes = _parse_sets(args.set)
+    for key, value in (("model_preset", args.preset), ("board_size", args.board),
+                       ("n_in_row", args.n_in_row), ("parallel_workers", args.workers)):
+        if value is not None:
+            changes[key] = value
+    changes.update(run_dir=str(run_dir), seed=args.seed, epochs=_EPOCH_CAP, final_eval_games=0,
+                   time_budget_minutes=float(args.minutes),
+                   snapshot_minutes=float(args.minutes) / args.snapshots)
+    try:
+        if args.recipe:
+            path = recipe_path(args.recipe)
+            return TrainConfig.from_file(path, **changes), args.recipe, str(path)
+        if args.config:
+            return TrainConfig.from_file(args.config, **changes), Path(args.config).stem, args.config
+        return TrainConfig.from_dict(changes), "defaults", None
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _ladder(args) -> list[str]:
+    from alphagomoku.eval.specs import PlayerSpecError, parse_player_spec
+
+    rungs = list(args.rung or DEFAULT_LADDER)
+    if args.engine:
+        rungs.append(f"engine:{args.engine}")
+    for spec in rungs:
+        try:
+            parse_player_spec(spec)
+        except PlayerSpecError as e:
+            raise UsageError(f"--rung: {e}") from None
+    if len(set(rungs)) != len(rungs):
+        raise UsageError(f"the ladder names a rung twice: {rungs}")
+    if args.games < 2 or args.games % 2:
+        raise UsageError(f"--games must be even and at least 2 (each opening is played with both "
+                         f"colours), got {args.games}")
+    if args.net_simulations < 2:
+        raise UsageError(f"--net-simulations must be at least 2, got {args.net_simulations}")
+    if args.opening_moves < 0:
+        raise UsageError(f"--opening-moves must be 0 or more, got {args.opening_moves}")
+    return rungs
+
+
+# -- the ladder ----------------------------------------------------------------------------------
+def colour_summary(result) -> dict:
+    """W/D/L, score and Elo (95% interval) of the network overall, as black and as white."""
+    from alphagomoku.eval.elo import elo_estimate
+    from alphagomoku.game import BLACK, WHITE
+
+    def part(colour=None) -> dict:
+        w, d, l = result.counts(colour)
+        n = w + d + l
+        return {"games": n, "wins": w, "draws": d, "losses": l, "score": (w + 0.5 * d) / n,
+                "elo": elo_estimate(w, d, l).to_dict()}
+
+    return {**part(), "as_black": part(BLACK), "as_white": part(WHITE),
+            "seconds": round(result.seconds, 2)}
+
+
+def _slug(i: int, spec: str) -> str:
+    return f"{i}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', spec)[:60]}"
+
+
+def _describe(entry: dict, rung: str, s: dict) -> str:
+    b, w, e = s["as_black"], s["as_white"], s["elo"]
+    return (f"minute {entry['mark_minutes']:g} (epoch {entry['epoch']}) vs {rung}: "
+            f"+{s['wins']} ={s['draws']} -{s['losses']}, score {s['score']:.2f} "
+            f"(as black +{b['wins']} ={b['draws']} -{b['losses']}, as white +{w['wins']} ="
+            f"{w['draws']} -{w['losses']}), Elo {e['elo'] + 0:+.0f} [{e['lower']:+.0f}, {e['upper']:+.0f}]"
+            f" ({s['seconds']:.0f} s)")
+
+
+def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, progress: bool,
+                log, save) -> None:
+    """Fill ``report["snapshots"][i]["results"]``, one match at a time (``save()`` after each).
+    A match whose file in ``ladder/`` was played with the same settings is not played again, and
+    snapshots of the same epoch share their results."""
+    from alphagomoku.eval.arena import run_arena
+
+    ladder = report["ladder"]
+    settings = {k: ladder[k] for k in ("games", "net_simulations", "opening_moves", "seed")}
+    for entry in report["snapshots"]:
+        entry.setdefault("results", {})
+        for i, rung in enumerate(ladder["rungs"]):
+            where = run_dir / "ladder" / f"epoch_{entry['epoch']:06d}" / _slug(i, rung)
+            saved = where / "result.json"
+            if saved.exists():
+                old = json.loads(saved.read_text())
+                if old["settings"] == settings and old["opponent"] == rung:
+                    entry["results"][rung] = old["result"]
+                    continue
+            net = f"net:{run_dir / 'snapshots' / entry['file']}:{ladder['net_simulations']}"
+            result = run_arena(net, rung, ladder["games"], game, workers=workers, seed=ladder["seed"],
+                               opening_moves=ladder["opening_moves"], out_dir=where / "games",
+                               device=device, progress=progress)
+            summary = colour_summary(result)
+            from alphagomoku.atomic import atomic_write_text
+
+            atomic_write_text(saved, json.dumps({"opponent": rung, "settings": settings,
+                                                 "result": summary}, indent=2) + "\n")
+            entry["results"][rung] = summary
+            log(_describe(entry, rung, summary))
+            save()
+
+
+# -- the report ----------------------------------------------------------------------------------
+def training_summary(run_dir: Path, wall_seconds: float | None) -> dict:
+    """What the run did: ``wall_minutes`` the whole training call (start-up and compilation
+    included), ``clock_minutes`` the budget's clock at the last checkpoint, and every epoch's
+    metrics row (self-play shares by colour among them)."""
+    from alphagomoku.train.metrics import read_metrics
+
+    rows = []
+    for r in read_metrics(run_dir / "metrics.csv"):
+        row = {}
+        for k, v in r.items():
+            if v in ("", None):
+                continue
+            try:
+                row[k] = int(v) if re.fullmatch(r"-?\d+", v) else float(v)
+            except ValueError:
+                row[k] = v
+        rows.append(row)
+    total = {k: sum(r.get(k, 0) for r in rows)
+             for k in ("games", "positions", "black_wins", "white_wins", "draws")}
+    clock = None
+    latest = run_dir / "checkpoints" / "latest.pt"
+    if latest.exists():
+        from alphagomoku.train.checkpoint import load_checkpoint
+
+        clock = load_checkpoint(latest).get("wall_seconds")
+    return {"wall_minutes": None if wall_seconds is None else round(wall_seconds / 60, 3),
+            "clock_minutes": None if clock is None else round(clock / 60, 3),
+            "epochs": len(rows), **total, "per_epoch": rows}
+
+
+def _score_interval(part: dict) -> tuple[float, float]:
+    from alphagomoku.eval.elo import score_from_elo
+
+    return score_from_elo(part["elo"]["lower"]), score_from_elo(part["elo"]["upper"])
+
+
+def _curve(report: dict, rung: str, side: str | None = None):
+    xs, ys, lo, hi = [], [], [], []
+    for entry in report["snapshots"]:
+        s = entry.get("results", {}).get(rung)
+        if s is None:
+            continue
+        part = s if side is None else s[side]
+        a, b = _score_interval(part)
+        xs.append(entry["minutes"])
+        ys.append(part["score"])
+        # An all-won or all-lost match has its interval around the clamped score: keep the
+        # bar on the measured point's side.
+        lo.append(max(part["score"] - a, 0.0))
+        hi.append(max(b - part["score"], 0.0))
+    return xs, ys, [lo, hi]
+
+
+def _title(report: dict) -> str:
+    c = report["config"]
+    return (f"{report['recipe']}: {c['model_preset']}, {c['board_size']}x{c['board_size']} "
+            f"({c['n_in_row']} in a row), {report['minutes']:g} min; network at "
+            f"{report['ladder']['net_simulations']} simulations, {report['ladder']['games']} games a point")
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def plot_report(report: dict, out: Path) -> bool:
+    """Score against training minutes, one line per rung (left: both colours, with the 95%
+    interval; right: as black and as white). False, with nothing drawn, without matplotlib."""
+    plt = _pyplot()
+    if plt is None:
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for i, rung in enumerate(report["ladder"]["rungs"]):
+        colour = f"C{i}"
+        xs, ys, err = _curve(report, rung)
+        left.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=colour, label=rung)
+        for side, style, label in (("as_black", "-", "as black"), ("as_white", "--", "as white")):
+            xs, ys, _ = _curve(report, rung, side)
+            right.plot(xs, ys, style, marker="o" if side == "as_black" else "s", color=colour,
+                       label=f"{rung} {label}")
+    for ax, title in ((left, "score (95% interval)"), (right, "score by the network's colour")):
+        ax.set_xlabel("training minutes")
+        ax.set_ylim(-0.03, 1.03)
+        ax.axhline(0.5, color="grey", lw=0.5)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    left.set_ylabel("network's score")
+    fig.suptitle(_title(report), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def plot_comparison(reports: list[dict], labels: list[str], out: Path) -> bool:
+    """One column per rung; the top row the score of each run, the bottom row by colour."""
+    plt = _pyplot()
+    if plt is None:
+        return False
+    rungs: list[str] = []
+    for r in reports:
+        rungs += [x for x in r["ladder"]["rungs"] if x not in rungs]
+    fig, axes = plt.subplots(2, len(rungs), figsize=(5 * len(rungs), 8), sharey=True, squeeze=False)
+    for j, rung in enumerate(rungs):
+        top, bottom = axes[0][j], axes[1][j]
+        for i, (report, label) in enumerate(zip(reports, labels)):
+            colour = f"C{i}"
+            xs, ys, err = _curve(report, rung)
+            if xs:
+                top.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=colour, label=label)
+            for side, style in (("as_black", "-"), ("as_white", "--")):
+                xs, ys, _ = _curve(report, rung, side)
+                if xs:
+                    bottom.plot(xs, ys, style, marker="o" if side == "as_black" else "s",
+                                color=colour, label=f"{label} {side.replace('_', ' ')}")
+        top.set_title(f"vs {rung}")
+        bottom.set_title(f"vs {rung}, by the network's colour")
+        for ax in (top, bottom):
+            ax.set_xlabel("training minutes")
+            ax.set_ylim(-0.03, 1.03)
+            ax.axhline(0.5, color="grey", lw=0.5)
+            ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("network's score")
+    axes[1][0].set_ylabel("network's score")
+    fig.suptitle("\n".join(_title(r) for r in reports), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def _finish_plot(report: dict, run_dir: Path) -> None:
+    png = run_dir / "learning.png"
+    if plot_report(report, png):
+        report["png"] = str(png)
+        report.pop("png_note", None)
+    else:
+        report["png"] = None
+        report["png_note"] = "matplotlib is not installed: no PNG (pip install matplotlib)"
+
+
+# -- the modes -----------------------------------------------------------------------------------
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _compare(args) -> dict:
+    reports, labels = [], []
+    for name in args.compare:
+        path = Path(name)
+        if path.is_dir():
+            path = path / "learning.json"
+        try:
+            reports.append(json.loads(path.read_text()))
+        except FileNotFoundError:
+            raise UsageError(f"--compare: no file {path}") from None
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--compare: {path} is not JSON: {e}") from None
+        if reports[-1].get("benchmark") != "learning":
+            raise UsageError(f"--compare: {path} is not a learning benchmark report")
+        labels.append(f"{reports[-1]['recipe']} ({Path(reports[-1]['run_dir']).name})")
+    if len(reports) < 2:
+        raise UsageError("--compare needs two or more reports")
+    out = Path(args.png or "learning-compare.png")
+    drawn = plot_comparison(reports, labels, out)
+    finals = {}
+    for report, label in zip(reports, labels):
+        last = next((e for e in reversed(report["snapshots"]) if e.get("results")), None)
+        finals[label] = None if last is None else {
+            "minutes": last["minutes"], "epoch": last["epoch"],
+            **{rung: {k: s[k]["score"] if k != "score" else s["score"]
+                      for k in ("score", "as_black", "as_white")}
+               for rung, s in last["results"].items()},
+        }
+    return {"mode": "compare", "reports": [str(p) for p in args.compare],
+            "png": str(out) if drawn else None,
+            **({} if drawn else {"png_note": "matplotlib is not installed: no PNG"}),
+            "final_scores": finals}
+
+
+def run(args) -> dict:
+    if args.compare:
+        return _compare(args)
+    from alphagomoku.atomic import atomic_write_text
+    from alphagomoku.bench.machine import describe
+    from alphagomoku.train.budget import read_index
+    from alphagomoku.train.config import TrainConfig
+
+    progress = sys.stderr.isatty()
+    rungs = _ladder(args)
+    wall = None
+    if args.evaluate:
+        given = [f"--{k.replace('_', '-')}" for k in ("minutes", "recipe", "config", "set", "preset",
+                                                      "board", "n_in_row", "out")
+                 if getattr(args, k)]
+        if given:
+            raise UsageError(f"--evaluate plays the ladder of a finished run: {', '.join(given)} "
+                             "belongs to training")
+        run_dir = Path(args.evaluate)
+        if not (run_dir / "config.json").exists():
+            raise UsageError(f"--evaluate: {run_dir} holds no training run (no config.json)")
+        cfg = TrainConfig.from_file(run_dir / "config.json")
+        old = run_dir / "learning.json"
+        previous = json.loads(old.read_text()) if old.exists() else {}
+        label, recipe_file = previous.get("recipe", run_dir.name), previous.get("recipe_file")
+        wall = (previous.get("training") or {}).get("wall_minutes")
+        wall = None if wall is None else wall * 60
+        minutes = cfg.time_budget_minutes
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        provisional = Path(args.out) if args.out else None
+        cfg, label, recipe_file = resolve_config(args, provisional or Path("runs"))
+        run_dir = provisional or Path("runs") / "learning" / (
+            f"{label}-{cfg.board_size}x{cfg.board_size}-{args.minutes:g}min-{stamp}")
+        cfg = cfg.replace(run_dir=str(run_dir))
+        if (run_dir / "checkpoints" / "latest.pt").exists():
+            raise UsageError(f"{run_dir} already holds a run: choose another --out, or play its "
+                             f"ladder again with --evaluate {run_dir}")
+        minutes = args.minutes
+        wall = _train(cfg, progress)
+    workers = args.workers if args.workers is not None else cfg.parallel_workers
+    report = {
+        "benchmark": "learning", "recipe": label, "recipe_file": recipe_file, "minutes": minutes,
+        "run_dir": str(run_dir), "machine": describe(), "config": cfg.to_dict(),
+        "training": training_summary(run_dir, wall),
+        "ladder": {"rungs": rungs, "games": args.games, "net_simulations": args.net_simulations,
+                   "opening_moves": args.opening_moves, "seed": args.seed, "workers": workers,
+                   "network": f"net:SNAPSHOT:{args.net_simulations}"},
+        "snapshots": [dict(e) for e in read_index(run_dir)],
+    }
+    if not report["snapshots"]:
+        raise UsageError(f"{run_dir} has no snapshots (snapshots/index.json): was it trained with "
+                         "a time budget shorter than one epoch?")
+
+    def save() -> None:
+        atomic_write_text(run_dir / "learning.json", json.dumps(report, indent=2) + "\n")
+
+    save()
+    distinct = len({e["epoch"] for e in report["snapshots"]})
+    _log(f"ladder: {len(report['snapshots'])} snapshots ({distinct} distinct epochs) x "
+         f"{len(rungs)} rungs x {args.games} games, network at {args.net_simulations} simulations, "
+         f"{workers} workers")
+    play_ladder(report, run_dir, cfg.game, workers, cfg.device, progress, _log, save)
+    _finish_plot(report, run_dir)
+    save()
+    _log(f"report: {run_dir / 'learning.json'}" + (f", picture: {report['png']}" if report["png"]
+                                                    else f" ({report['png_note']})"))
+    return report
+
+
+def _train(cfg, progress: bool) -> float:
+    """Run the trainer to its time budget; returns its wall seconds."""
+    from alphagomoku.device import DeviceError
+    from alphagomoku.nn.io import CheckpointError
+    from alphagomoku.selfplay.pool import SelfPlayError
+    from alphagomoku.train.config import ConfigError
+    from alphagomoku.train.loop import Trainer
+
+    _log(f"training {cfg.time_budget_minutes:g} minutes into {cfg.run_dir} (snapshot every "
+         f"{cfg.snapshot_minutes:g} min)")
+    t0 = time.perf_counter()
+    try:
+        Trainer(cfg, progress=progress, log=_log).run()
+    except KeyboardInterrupt:
+        _log(f"interrupted: {cfg.run_dir} is kept; play the ladder on the snapshots so far with "
+             f"--evaluate {cfg.run_dir}")
+        raise
+    except (ConfigError, DeviceError, CheckpointError, SelfPlayError) as e:
+        raise UsageError(f"training failed: {e}") from None
+    return time.perf_counter() - t0
+
+
+def print_text(result: dict) -> None:
+    if result.get("mode") == "compare":
+        print(f"== learning comparison: {result['png'] or result['png_note']}")
+        for label, final in result["final_scores"].items():
+            if final is None:
+                print(f"  {label}: no results")
+                continue
+            scores = ", ".join(f"{rung} {s['score']:.2f} (B {s['as_black']:.2f} / W {s['as_white']:.2f})"
+                               for rung, s in final.items() if isinstance(s, dict))
+            print(f"  {label} at {final['minutes']:.1f} min (epoch {final['epoch']}): {scores}")
+        return
+    t = result["training"]
+    print(f"== learning: {_title(result)}")
+    wall = "?" if t["wall_minutes"] is None else f"{t['wall_minutes']:.1f}"
+    print(f"  training: {wall} min, {t['epochs']} epochs, {t['games']} games "
+          f"(black {t['black_wins']}, white {t['white_wins']}, draws {t['draws']}), "
+          f"{t['positions']} positions")
+    for e in result["snapshots"]:
+        cells = []
+        for rung in result["ladder"]["rungs"]:
+            s = e["results"].get(rung)
+            if s is not None:
+                cells.append(f"{rung} {s['score']:.2f} (B {s['as_black']['score']:.2f} / "
+                             f"W {s['as_white']['score']:.2f}, Elo {s['elo']['elo'] + 0:+.0f})")
+        print(f"  minute {e['mark_minutes']:g} (epoch {e['epoch']}, ended at {e['minutes']:.2f} min): "
+              + "; ".join(cells))
+    print(f"  run directory: {result['run_dir']}; picture: {result['png'] or result['png_note']}")
