@@ -86,7 +86,8 @@ def _parse_sets(items: list[str]) -> dict:
         try:
             out[key] = types[key](value)
         except ValueError:
-            raise UsageError(f"--set {item!r}: {value!r} is not a {types[key].__name__}") from None
+            kind = {int: "a whole number", float: "a number"}.get(types[key], "text")
+            raise UsageError(f"--set {item!r}: {value!r} is not {kind}") from None
     return out
 
 
@@ -370,7 +371,8 @@ def _compare(args) -> dict:
             raise UsageError(f"--compare: {path} is not JSON: {e}") from None
         if reports[-1].get("benchmark") != "learning":
             raise UsageError(f"--compare: {path} is not a learning benchmark report")
-        labels.append(f"{reports[-1]['recipe']} ({Path(reports[-1]['run_dir']).name})")
+        label = f"{reports[-1]['recipe']} ({Path(reports[-1]['run_dir']).name})"
+        labels.append(label if label not in labels else f"{label} #{len(labels) + 1}")
     if len(reports) < 2:
         raise UsageError("--compare needs two or more reports")
     out = Path(args.png or "learning-compare.png")
