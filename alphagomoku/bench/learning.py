@@ -260,7 +260,7 @@ def _curve(report: dict, rung: str, side: str | None = None):
 
 def _title(report: dict) -> str:
     c = report["config"]
-    return (f"{report['recipe']}: {c['model_preset']}, {c['board_size']}x{c['board_size']} "
+    return (f"recipe {report['recipe']}: {c['model_preset']} network, {c['board_size']}x{c['board_size']} "
             f"({c['n_in_row']} in a row), {report['minutes']:g} min; network at "
             f"{report['ladder']['net_simulations']} simulations, {report['ladder']['games']} games a point")
 
