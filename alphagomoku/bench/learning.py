@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -92,7 +93,8 @@ def _parse_sets(items: list[str]) -> dict:
 
 
 def resolve_config(args, run_dir: Path):
-    """The TrainConfig of a learning run, and the recipe's label for reports."""
+    """``(config, label, file)``: the TrainConfig of a learning run in ``run_dir``, the recipe's
+    name for reports and the file it came from (None for the code's defaults)."""
     from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.recipes import recipe_path
 
@@ -176,6 +178,7 @@ def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, pr
     """Fill ``report["snapshots"][i]["results"]``, one match at a time (``save()`` after each).
     A match whose file in ``ladder/`` was played with the same settings is not played again, and
     snapshots of the same epoch share their results."""
+    from alphagomoku.atomic import atomic_write_text
     from alphagomoku.eval.arena import run_arena
 
     ladder = report["ladder"]
@@ -195,8 +198,6 @@ def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, pr
                                opening_moves=ladder["opening_moves"], out_dir=where / "games",
                                device=device, progress=progress)
             summary = colour_summary(result)
-            from alphagomoku.atomic import atomic_write_text
-
             atomic_write_text(saved, json.dumps({"opponent": rung, "settings": settings,
                                                  "result": summary}, indent=2) + "\n")
             entry["results"][rung] = summary
@@ -382,9 +383,9 @@ def _compare(args) -> dict:
         last = next((e for e in reversed(report["snapshots"]) if e.get("results")), None)
         finals[label] = None if last is None else {
             "minutes": last["minutes"], "epoch": last["epoch"],
-            **{rung: {k: s[k]["score"] if k != "score" else s["score"]
-                      for k in ("score", "as_black", "as_white")}
-               for rung, s in last["results"].items()},
+            "scores": {rung: {"score": s["score"], "as_black": s["as_black"]["score"],
+                              "as_white": s["as_white"]["score"]}
+                       for rung, s in last["results"].items()},
         }
     return {"mode": "compare", "reports": [str(p) for p in args.compare],
             "png": str(out) if drawn else None,
@@ -403,6 +404,7 @@ def run(args) -> dict:
     progress = sys.stderr.isatty()
     rungs = _ladder(args)
     wall = None
+    load: dict = {}  # 1-minute load averages: a busy machine slows the timed run
     if args.evaluate:
         given = [f"--{k.replace('_', '-')}" for k in ("minutes", "recipe", "config", "set", "preset",
                                                       "board", "n_in_row", "out")
@@ -419,32 +421,38 @@ def run(args) -> dict:
         label, recipe_file = previous.get("recipe", run_dir.name), previous.get("recipe_file")
         wall = (previous.get("training") or {}).get("wall_minutes")
         wall = None if wall is None else wall * 60
+        load = (previous.get("training") or {}).get("load_average") or {}
         minutes = cfg.time_budget_minutes
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        provisional = Path(args.out) if args.out else None
-        cfg, label, recipe_file = resolve_config(args, provisional or Path("runs"))
-        run_dir = provisional or Path("runs") / "learning" / (
-            f"{label}-{cfg.board_size}x{cfg.board_size}-{args.minutes:g}min-{stamp}")
-        cfg = cfg.replace(run_dir=str(run_dir))
+        cfg, label, recipe_file = resolve_config(args, Path(args.out or "runs/learning/pending"))
+        if not args.out:  # the name needs the resolved board
+            cfg = cfg.replace(run_dir=str(Path("runs") / "learning" / (
+                f"{label}-{cfg.board_size}x{cfg.board_size}-{args.minutes:g}min-{stamp}")))
+        run_dir = cfg.run_path
         if (run_dir / "checkpoints" / "latest.pt").exists():
             raise UsageError(f"{run_dir} already holds a run: choose another --out, or play its "
                              f"ladder again with --evaluate {run_dir}")
         minutes = args.minutes
+        load["start"] = _load_average()
+        if load["start"] is not None and load["start"] > 0.5 * (os.cpu_count() or 1):
+            _log(f"note: load average {load['start']:.1f} before training on {os.cpu_count()} cores: "
+                 "other work shares the CPU, and the timed run will show it")
         wall = _train(cfg, progress)
+        load["after_training"] = _load_average()
     workers = args.workers if args.workers is not None else cfg.parallel_workers
     report = {
         "benchmark": "learning", "recipe": label, "recipe_file": recipe_file, "minutes": minutes,
         "run_dir": str(run_dir), "machine": describe(), "config": cfg.to_dict(),
-        "training": training_summary(run_dir, wall),
+        "training": {**training_summary(run_dir, wall), "load_average": load or None},
         "ladder": {"rungs": rungs, "games": args.games, "net_simulations": args.net_simulations,
                    "opening_moves": args.opening_moves, "seed": args.seed, "workers": workers,
                    "network": f"net:SNAPSHOT:{args.net_simulations}"},
         "snapshots": [dict(e) for e in read_index(run_dir)],
     }
     if not report["snapshots"]:
-        raise UsageError(f"{run_dir} has no snapshots (snapshots/index.json): was it trained with "
-                         "a time budget shorter than one epoch?")
+        raise UsageError(f"{run_dir} has no snapshots (snapshots/index.json): only runs trained "
+                         "by this benchmark or with --snapshot-minutes have them")
 
     def save() -> None:
         atomic_write_text(run_dir / "learning.json", json.dumps(report, indent=2) + "\n")
@@ -460,6 +468,13 @@ def run(args) -> dict:
     _log(f"report: {run_dir / 'learning.json'}" + (f", picture: {report['png']}" if report["png"]
                                                     else f" ({report['png_note']})"))
     return report
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not on every platform
+        return None
 
 
 def _train(cfg, progress: bool) -> float:
@@ -492,7 +507,7 @@ def print_text(result: dict) -> None:
                 print(f"  {label}: no results")
                 continue
             scores = ", ".join(f"{rung} {s['score']:.2f} (B {s['as_black']:.2f} / W {s['as_white']:.2f})"
-                               for rung, s in final.items() if isinstance(s, dict))
+                               for rung, s in final["scores"].items())
             print(f"  {label} at {final['minutes']:.1f} min (epoch {final['epoch']}): {scores}")
         return
     t = result["training"]
