@@ -37,34 +37,34 @@ _TYPES = {"int": int, "float": float, "str": str}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--minutes", type=float, help="wall-clock minutes of training (required to train)")
+    p.add_argument("--minutes", type=float, metavar="M", help="wall-clock minutes of training (required to train)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--recipe", metavar="NAME", help="train with configs/NAME.json (default: the "
                                                       "code's defaults)")
     src.add_argument("--config", metavar="FILE", help="train with the settings in this JSON file")
-    p.add_argument("--preset", help="model preset (default: the recipe's)")
-    p.add_argument("--board", type=int, help="board size (default: the recipe's)")
-    p.add_argument("--n-in-row", type=int, help="stones in a row to win (default: the recipe's)")
+    p.add_argument("--preset", metavar="P", help="model preset (default: the recipe's)")
+    p.add_argument("--board", type=int, metavar="N", help="board size (default: the recipe's)")
+    p.add_argument("--n-in-row", type=int, metavar="N", help="stones in a row to win (default: the recipe's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override one training setting, e.g. --set simulations=32 (repeatable)")
-    p.add_argument("--workers", type=int, help="worker processes, for self-play and for the "
+    p.add_argument("--workers", type=int, metavar="W", help="worker processes, for self-play and for the "
                                                "ladder's games (default: the recipe's parallel_workers)")
     p.add_argument("--out", metavar="DIR", help="the run directory, kept afterwards (default "
                                                 "runs/learning/RECIPE-BOARD-Mmin-TIME)")
-    p.add_argument("--snapshots", type=int, default=6,
+    p.add_argument("--snapshots", type=int, metavar="K", default=6,
                    help="snapshots to evaluate, one every minutes/SNAPSHOTS (default 6)")
-    p.add_argument("--games", type=int, default=20,
+    p.add_argument("--games", type=int, metavar="N", default=20,
                    help="games per snapshot and rung, even: each opening with both colours (default 20)")
-    p.add_argument("--net-simulations", type=int, default=200,
+    p.add_argument("--net-simulations", type=int, metavar="N", default=200,
                    help="simulations a move of the network player in the ladder (default 200)")
     p.add_argument("--rung", action="append", metavar="SPEC",
                    help="an opponent, as a player spec (repeatable; default: "
                         + ", ".join(DEFAULT_LADDER) + ")")
     p.add_argument("--engine", metavar="COMMAND", help="add a Gomocup engine to the ladder")
-    p.add_argument("--opening-moves", type=int, default=3,
+    p.add_argument("--opening-moves", type=int, metavar="N", default=3,
                    help="stones of each ladder opening, placed near the centre (default 3: "
                         "white to move, see docs/benchmarks.md)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run and the openings")
+    p.add_argument("--seed", type=int, metavar="N", default=0, help="seed of the training run and the openings")
     p.add_argument("--evaluate", metavar="DIR",
                    help="no training: play the ladder for the snapshots of the learning run in DIR")
     p.add_argument("--compare", nargs="+", metavar="JSON",
