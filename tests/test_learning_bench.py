@@ -229,3 +229,13 @@ def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compare
     assert all(f["epoch"] == report["snapshots"][-1]["epoch"] for f in finals.values())
     if json.loads(both.stdout)["learning"]["png"]:
         assert png.stat().st_size > 0
+
+
+def test_the_colour_share_check_reads_games_from_openings_after_the_third_epoch():
+    rows = [{"epoch": 1, "opening_games": 10, "opening_black_wins": 10, "opening_white_wins": 0},
+            {"epoch": 4, "opening_games": 10, "opening_black_wins": 3, "opening_white_wins": 7},
+            {"epoch": 5, "opening_games": 0, "opening_black_wins": 0, "opening_white_wins": 0},
+            {"epoch": 6, "opening_games": 20, "opening_black_wins": 12, "opening_white_wins": 6}]
+    assert learning.colour_share(rows)["max"] == {"share": 0.7, "colour": "white", "epoch": 4,
+                                                  "games": 10}
+    assert learning.colour_share(rows[:1]) is None

@@ -208,8 +208,8 @@ def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, pr
 # -- the report ----------------------------------------------------------------------------------
 def training_summary(run_dir: Path, wall_seconds: float | None) -> dict:
     """What the run did: ``wall_minutes`` the whole training call (start-up and compilation
-    included), ``clock_minutes`` the budget's clock at the last checkpoint, and every epoch's
-    metrics row (self-play shares by colour among them)."""
+    included), ``clock_minutes`` the budget's clock at the last checkpoint, the largest colour
+    share from openings, and every epoch's metrics row (self-play results by colour among them)."""
     from alphagomoku.train.metrics import read_metrics
 
     rows = []
@@ -224,7 +224,8 @@ def training_summary(run_dir: Path, wall_seconds: float | None) -> dict:
                 row[k] = v
         rows.append(row)
     total = {k: sum(r.get(k, 0) for r in rows)
-             for k in ("games", "positions", "black_wins", "white_wins", "draws")}
+             for k in ("games", "positions", "black_wins", "white_wins", "draws", "opening_games",
+                       "opening_black_wins", "opening_white_wins", "opening_draws")}
     clock = None
     latest = run_dir / "checkpoints" / "latest.pt"
     if latest.exists():
@@ -233,7 +234,22 @@ def training_summary(run_dir: Path, wall_seconds: float | None) -> dict:
         clock = load_checkpoint(latest).get("wall_seconds")
     return {"wall_minutes": None if wall_seconds is None else round(wall_seconds / 60, 3),
             "clock_minutes": None if clock is None else round(clock / 60, 3),
-            "epochs": len(rows), **total, "per_epoch": rows}
+            "epochs": len(rows), **total, "colour_share": colour_share(rows), "per_epoch": rows}
+
+
+def colour_share(rows: list[dict], after_epoch: int = 3) -> dict | None:
+    """The largest share of self-play games from balanced openings that one colour won in an
+    epoch after ``after_epoch`` (issue 10's collapse check: at most 0.75), and where."""
+    worst = None
+    for r in rows:
+        n = r.get("opening_games", 0)
+        if r["epoch"] <= after_epoch or not n:
+            continue
+        for colour in ("black", "white"):
+            share = r.get(f"opening_{colour}_wins", 0) / n
+            if worst is None or share > worst["share"]:
+                worst = {"share": round(share, 4), "colour": colour, "epoch": r["epoch"], "games": n}
+    return None if worst is None else {"after_epoch": after_epoch, "max": worst}
 
 
 def _score_interval(part: dict) -> tuple[float, float]:
@@ -516,6 +532,10 @@ def print_text(result: dict) -> None:
     print(f"  training: {wall} min, {t['epochs']} epochs, {t['games']} games "
           f"(black {t['black_wins']}, white {t['white_wins']}, draws {t['draws']}), "
           f"{t['positions']} positions")
+    if t.get("colour_share"):
+        m = t["colour_share"]["max"]
+        print(f"  largest colour share from openings after epoch {t['colour_share']['after_epoch']}: "
+              f"{m['colour']} {m['share']:.0%} of {m['games']} games in epoch {m['epoch']}")
     for e in result["snapshots"]:
         cells = []
         for rung in result["ladder"]["rungs"]:
