@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import fields
@@ -193,6 +194,7 @@ def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, pr
                 if old["settings"] == settings and old["opponent"] == rung:
                     entry["results"][rung] = old["result"]
                     continue
+            shutil.rmtree(where / "games", ignore_errors=True)  # a replay with other settings
             net = f"net:{run_dir / 'snapshots' / entry['file']}:{ladder['net_simulations']}"
             result = run_arena(net, rung, ladder["games"], game, workers=workers, seed=ladder["seed"],
                                opening_moves=ladder["opening_moves"], out_dir=where / "games",
