@@ -44,8 +44,8 @@ def test_the_budget_is_spent_at_its_minute_not_before(tmp_path):
     m = 0.23
     assert 6 * (m / 6) * 60 > m * 60  # the rounding this guards against
     assert budget_spent(m, m * 60)
-    snaps = Snapshots(tmp_path, every_minutes=m / 6)
-    assert snaps.due(m * 60) == pytest.approx([m / 6 * k for k in range(1, 7)])
+    snaps = Snapshots(tmp_path, every_minutes=m / 6, until_minutes=m)
+    assert snaps.due(m * 60 + 30) == pytest.approx([m / 6 * k for k in range(1, 7)])
 
 
 def test_each_mark_keeps_the_first_epoch_that_ends_after_it(tmp_path):
@@ -71,6 +71,10 @@ def test_each_mark_keeps_the_first_epoch_that_ends_after_it(tmp_path):
     again = Snapshots(tmp_path, every_minutes=0.5, last_epoch=3)
     assert [e["epoch"] for e in again.entries] == [3]
     assert again.due(95) == [1.0, 1.5]
+
+    # Under a budget of 1.2 minutes the marks end there, however late the last epoch ends.
+    budgeted = Snapshots(tmp_path / "budgeted", every_minutes=0.4, until_minutes=1.2)
+    assert budgeted.due(500) == pytest.approx([0.4, 0.8, 1.2])
 
 
 @pytest.mark.slow

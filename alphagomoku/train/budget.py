@@ -9,7 +9,7 @@ Snapshots: with ``snapshot_minutes`` = s, the weights of the first epoch that en
 mark s, 2s, 3s ... are kept as ``snapshots/min_MMM.MM.pt`` (inference weights, the format a
 ``net:PATH`` player loads), and ``snapshots/index.json`` lists each with its mark, its epoch and
 the minute that epoch ended. An epoch that passes several marks is kept once for each of them,
-so every mark has its file.
+so every mark has its file. With a time budget, the marks stop at the budget.
 """
 
 from __future__ import annotations
@@ -55,11 +55,14 @@ def read_index(run_dir: str | Path) -> list[dict]:
 class Snapshots:
     """Keeps the weights at every ``every_minutes`` of wall time; see the module's text."""
 
-    def __init__(self, run_dir: str | Path, every_minutes: float, last_epoch: int = 0):
+    def __init__(self, run_dir: str | Path, every_minutes: float, last_epoch: int = 0,
+                 until_minutes: float = 0.0):
         if every_minutes <= 0:
             raise ValueError(f"snapshots need a positive interval, got {every_minutes!r} minutes")
         self.dir = Path(run_dir) / "snapshots"
         self.every = float(every_minutes)
+        # The last epoch of a budgeted run ends past the budget: marks after it are not the run's.
+        self.until = float(until_minutes)
         # On --resume, snapshots of epochs after the checkpoint are dropped: they will be run again.
         self.entries = [e for e in read_index(run_dir) if e["epoch"] <= last_epoch]
 
@@ -69,6 +72,8 @@ class Snapshots:
         k = int(last / self.every + 1e-9) + 1
         marks = []
         while k * self.every * 60 <= seconds + _SLACK_SECONDS:
+            if self.until > 0 and (k * self.every - self.until) * 60 > _SLACK_SECONDS:
+                break
             marks.append(k * self.every)
             k += 1
         return marks

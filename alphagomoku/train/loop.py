@@ -156,7 +156,8 @@ class Trainer:
         # compare the same with a cold cache and a warm one.
         self.clock = WallClock(self.spent_seconds)
         if cfg.snapshot_minutes > 0:
-            self.snapshots = Snapshots(self.run_dir, cfg.snapshot_minutes, self.epoch)
+            self.snapshots = Snapshots(self.run_dir, cfg.snapshot_minutes, self.epoch,
+                                       until_minutes=cfg.time_budget_minutes)
         spec = self._worker_spec()
         pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
                             log=self.log)
