@@ -20,6 +20,8 @@ _HELP = {
     "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
     "model_preset": "network size: tiny (CI), small, medium, large",
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
+    "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
+                         "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games one worker plays at once; their leaves form one network batch",
     "simulations": "MCTS simulations per move in self-play",
@@ -29,7 +31,7 @@ _HELP = {
     "eval_every": "epochs between arena matches against the previous model and pure MCTS (0: never)",
 }
 
-_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "rule": "RULE", "model_preset": "PRESET",
+_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND", "rule": "RULE", "model_preset": "PRESET",
             "lr_schedule": "SCHEDULE"}
 
 

@@ -188,7 +188,8 @@ class Trainer:
         # One torch thread per CPU worker: workers are the parallelism, and several threads per
         # process on shared cores were measured 10-100x slower per forward pass, not faster.
         return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
-                          num_gpus=num_gpus, threads_per_worker=1)
+                          num_gpus=num_gpus, threads_per_worker=1,
+                          inference_backend=cfg.inference_backend)
 
     @property
     def initial_weights(self) -> Path:
