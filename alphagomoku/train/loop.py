@@ -241,7 +241,7 @@ class Trainer:
     def _evaluate(self, row: dict) -> None:
         current = self._publish_weights()
         result = evaluate_epoch(self.cfg, current, self.best_weights, self.best_elo, self.epoch,
-                                self.progress)
+                                self.progress, log=self.log)
         if result["promoted"]:
             shutil.copyfile(current, self.best_weights)
             self.best_elo = result["elo"]
