@@ -274,9 +274,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     """Play ``games`` games of A (``spec_a``) against B; see :mod:`alphagomoku.eval.specs` for
     the specs. ``out_dir``: each game is written there as ``game_NNNN.psq`` and ``.txt`` as it
     finishes. Raises ArenaError if any game fails."""
-    from tqdm import tqdm
-
     from alphagomoku.eval.specs import parse_player_spec
+    from alphagomoku.progress import progress as progress_display
 
     game = game or GameConfig()
     for spec in (spec_a, spec_b):
@@ -289,8 +288,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     done: dict[int, GameRecord] = {}
     tally = [0, 0, 0]  # A's wins, draws, losses so far
     desc = f"{spec_a} vs {spec_b}"
-    bar = tqdm(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...", unit="game",
-               disable=not progress)
+    bar = progress_display(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...",
+                           unit="game", disable=not progress)
     t0 = time.perf_counter()
 
     def collect(index: int, status: str, payload) -> None:

@@ -14,6 +14,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from alphagomoku.progress import is_terminal
 from alphagomoku.train.config import ConfigError, TrainConfig
 
 _HELP = {
@@ -71,6 +72,10 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not is_terminal(sys.stdout) and hasattr(sys.stdout, "reconfigure"):
+        # Redirected to a file, stdout would hold its lines in a buffer while progress and the
+        # workers write to stderr at once: flush per line, so the log reads in order.
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         cfg = resolve_config(args)
     except ConfigError as e:

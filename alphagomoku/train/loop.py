@@ -17,13 +17,13 @@ from typing import Callable
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from alphagomoku.device import DeviceChoice, select_device
 from alphagomoku.game.constants import BLACK, DRAW, WHITE
 from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
+from alphagomoku.progress import progress
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.openings import OpeningSettings
 from alphagomoku.selfplay.pool import SelfPlayPool
@@ -262,8 +262,8 @@ class Trainer:
         records: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0}
         t0 = time.perf_counter()
-        bar = tqdm(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
-                   disable=not self.progress, leave=False)
+        bar = progress(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
+                       disable=not self.progress, leave=False)
 
         def on_result(result: TaskResult) -> None:
             records.extend(result.records)
@@ -312,7 +312,7 @@ class Trainer:
         self.model.train()
         sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
         t0 = time.perf_counter()
-        for _ in tqdm(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
+        for _ in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
             planes, policy, value, policy_w, value_w = self._tensors(
                 self.buffer.sample_indices(cfg.batch_size, self.rng))
             with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
