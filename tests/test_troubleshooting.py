@@ -31,7 +31,7 @@ from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayError, SelfPlayPool
-from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, play_task
+from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, play_task, setup_worker
 from alphagomoku.train import cli
 from alphagomoku.train.checkpoint import load_checkpoint
 from conftest import POOL_GAME
@@ -478,3 +478,19 @@ def test_every_flag_the_pages_mention_exists():
     for page, text in DOCS.items():
         for flag in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text)):
             assert flag in known, f"{page} mentions {flag}, which no script accepts"
+
+
+# -- inference backend -----------------------------------------------------------------------------
+def test_a_missing_onnxruntime_is_said_once_and_documented(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if the [onnx] extra were missing
+    line = setup_worker(0, SPEC).device_line
+    assert "; inference: torch (fallback: onnxruntime or onnx is not installed" in line, line
+    documented("inference: torch (fallback: onnxruntime or onnx is not installed")
+    strict = setup_worker(0, dataclasses.replace(SPEC, inference_backend="onnx"))
+    assert "inference backend onnx was asked for, but onnxruntime or onnx is not installed" \
+        in strict.init_error
+    documented("inference backend onnx was asked for, but onnxruntime or onnx is not installed")
+    setup_message = "setup: onnxruntime could not be installed: CPU self-play will use torch (slower)"
+    assert setup_message in (ROOT / "Makefile").read_text()
+    documented(setup_message)
+
