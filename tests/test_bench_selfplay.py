@@ -30,6 +30,9 @@ def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
         assert r[f"{b}_workers1_games"] == 2 and r[f"{b}_workers2_games"] == 4
         for w in (1, 2):
             assert r[f"{b}_workers{w}_positions_per_second"] > 0
+            # CPU time is at most wall time per worker, so the per-CPU-second speed is no lower.
+            assert r[f"{b}_workers{w}_positions_per_cpu_second"] >= \
+                r[f"{b}_workers{w}_positions_per_second"] / w * 0.99
             assert 0 < r[f"{b}_workers{w}_network_share"] <= 1
             assert r[f"{b}_workers{w}_mean_batch"] >= 1
         assert r[f"{b}_speedup_2_vs_1"] > 0 and r[f"{b}_raw_forward_per_second_at_batch"] > 0
@@ -37,6 +40,8 @@ def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
         assert r["backends_left_out"] == "none"
         assert r["onnx_over_torch_workers2"] == pytest.approx(
             r["onnx_workers2_positions_per_second"] / r["torch_workers2_positions_per_second"])
+        assert r["onnx_over_torch_cpu_workers1"] == pytest.approx(
+            r["onnx_workers1_positions_per_cpu_second"] / r["torch_workers1_positions_per_cpu_second"])
     else:
         assert r["backends_left_out"].startswith("onnx left out: onnxruntime or onnx is not installed")
 

@@ -5,7 +5,9 @@ batch per search step over all the games a worker plays at once), after a warm-u
 worker so that process start, imports and model loading are not counted. On a CPU each worker
 count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
 gives the old and the new speed side by side; keys start with the backend's name, and
-``onnx_over_torch_workersN`` is the ratio of their positions per second.
+``onnx_over_torch_workersN`` is the ratio of their positions per second. Each speed is also
+given per second of the workers' CPU time (``positions_per_cpu_second``,
+``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
 """
 
 from __future__ import annotations
@@ -63,11 +65,14 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
     worker_seconds = sum(r.stats["seconds"] for r in results)
     network_seconds = sum(r.stats["network_seconds"] for r in results)
     evaluations = sum(r.stats["evaluations"] for r in results)
+    cpu_seconds = sum(r.stats["cpu_seconds"] for r in results)
     return {
         "games": len(records),
         "positions": positions,
         "wall_seconds": wall,
         "positions_per_second": positions / wall,
+        # Per second of the workers' own CPU time: what the speed would be on idle cores.
+        "positions_per_cpu_second": positions / cpu_seconds,
         "games_per_hour": 3600 * len(records) / wall,
         "network_share": network_seconds / worker_seconds,
         "evaluations_per_second": evaluations / wall,
@@ -177,8 +182,10 @@ def run(args) -> dict:
             model.to(choice.device), choice.device, args.games_per_worker, args.board_size, backend)
     if "torch" in backends and "onnx" in backends:
         for w in counts:
-            out[f"onnx_over_torch_workers{w}"] = (out[f"onnx_workers{w}_positions_per_second"]
-                                                  / out[f"torch_workers{w}_positions_per_second"])
+            for per in ("second", "cpu_second"):
+                ratio = "" if per == "second" else "_cpu"
+                out[f"onnx_over_torch{ratio}_workers{w}"] = (
+                    out[f"onnx_workers{w}_positions_per_{per}"] / out[f"torch_workers{w}_positions_per_{per}"])
         out["onnx_over_torch_raw_forward"] = (out["onnx_raw_forward_per_second_at_batch"]
                                               / out["torch_raw_forward_per_second_at_batch"])
     return out

@@ -174,10 +174,14 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
             model, state.device, state.backend, threads=state.spec.threads_per_worker,
             log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
         state.version = task.weights_version
+    cpu_start = time.process_time()
     records, stats = play_games(
         state.evaluator, state.spec.game, state.spec.search, state.spec.settings,
         task.num_games, task.seed, on_step=state.beat,
     )
+    # CPU time as well as wall time: on a shared machine the benchmark's speeds per CPU second
+    # stay comparable while wall-clock speeds swing with the other load.
+    stats["cpu_seconds"] = time.process_time() - cpu_start
     if len(records) != task.num_games:
         raise RuntimeError(f"task asked for {task.num_games} games, the loop produced {len(records)}")
     stats["worker"] = state.index
