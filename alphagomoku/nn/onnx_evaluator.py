@@ -1,7 +1,7 @@
 """OnnxEvaluator: the Evaluator's interface, run by ONNX Runtime on the CPU.
 
 A CPU self-play worker spends nearly all its time in the forward pass, and ONNX Runtime runs
-this network 1.2x to 4x faster than torch eager with one thread (``scripts/benchmark.py nn``;
+this network 1.2x to 5x as fast as torch eager with one thread (``scripts/benchmark.py nn``;
 docs/benchmarks.md has the figures). The model is exported in memory, with the legal-point
 softmax inside the graph (the same :func:`masked_softmax` torch uses), once per weights version:
 :meth:`OnnxEvaluator.load_state_dict` exports again. Nothing is written to disk, so spawned
