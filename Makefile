@@ -12,10 +12,14 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.venv/numba-cache
 
 setup: $(VENV)/.installed
 
+# The [onnx] extra makes CPU self-play about twice as fast; where no onnxruntime wheel exists for
+# this platform, set-up goes on without it (inference then runs on torch and says so).
 $(VENV)/.installed: pyproject.toml tools/install_torch.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) tools/install_torch.py
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,onnx]' || { \
+	    echo "setup: onnxruntime could not be installed: CPU self-play will use torch (slower)"; \
+	    $(PY) -m pip install --quiet -e '.[dev]'; }
 	touch $@
 
 # A fresh run directory each time: a run is never overwritten (continue one with

@@ -11,7 +11,7 @@ import pytest
 from alphagomoku.eval.arena import ArenaError, ArenaResult, make_openings, make_tasks, play_game, run_arena
 from alphagomoku.eval.elo import elo_estimate, elo_from_score, score_from_elo
 from alphagomoku.eval.players import RandomPlayer
-from alphagomoku.game import BLACK, WHITE, GameConfig, IllegalMoveError, Position
+from alphagomoku.game import BLACK, DRAW, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.symmetry import index_map, valid_symmetries
 from alphagomoku.records import GameRecord, read_psq
 
@@ -220,7 +220,23 @@ def test_result_outcomes_follow_colours():
     assert [r.outcome(i) for i in range(3)] == [1.0, 0.0, 0.0]
     assert r.counts() == (1, 0, 2)
     assert r.counts(BLACK) == (1, 0, 1) and r.counts(WHITE) == (0, 0, 1)
-    assert "A as black: +1 =0 -1" in r.summary()
+    assert "A as black: +1 =0 -1, score 0.500;  A as white: +0 =0 -1, score 0.000" in r.summary()
+
+
+def test_every_result_gives_the_score_as_black_and_as_white():
+    game = GAME9
+    black, draw = (GameRecord(game=game, winner=w) for w in (BLACK, DRAW))
+    # A wins every game as black and scores a quarter as white: 0.625 overall hides the gap.
+    r = ArenaResult("a", "b", game, records=[black, black, black, draw],
+                    a_black=[True, False, True, False])
+    assert r.score == 0.625 and r.score_as(BLACK) == 1.0 and r.score_as(WHITE) == 0.25
+    assert r.colour_line() == "score 0.625: as black 1.000 (+2 =0 -0), as white 0.250 (+0 =1 -1)"
+    d = r.to_dict()
+    assert d["a_as_black"] == {"wins": 2, "draws": 0, "losses": 0, "score": 1.0}
+    assert d["a_as_white"] == {"wins": 0, "draws": 1, "losses": 1, "score": 0.25}
+    only_black = ArenaResult("a", "b", game, records=[black], a_black=[True])
+    assert only_black.score_as(WHITE) is None and "as white - (+0 =0 -0)" in only_black.colour_line()
+    assert "A as white: +0 =0 -0, score -" in only_black.summary()
 
 
 def test_random_player_is_seeded_and_legal():

@@ -7,10 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_selfplay_benchmark_reports_speed_and_network_share():
+def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
+    from alphagomoku.nn.backend import onnx_problem
+
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--preset", "tiny",
          "--board-size", "7", "--simulations", "4", "--games-per-worker", "2", "--workers", "1,2"],
@@ -20,12 +24,33 @@ def test_selfplay_benchmark_reports_speed_and_network_share():
     data = json.loads(out.stdout)
     r = data["selfplay"]
     assert data["machine"]["cpu_count"] >= 1
-    assert r["workers1_games"] == 2 and r["workers2_games"] == 4
-    for w in (1, 2):
-        assert r[f"workers{w}_positions_per_second"] > 0
-        assert 0 < r[f"workers{w}_network_share"] <= 1
-        assert r[f"workers{w}_mean_batch"] >= 1
-    assert r["speedup_2_vs_1"] > 0 and r["raw_forward_per_second_at_batch"] > 0
+    backends = ["torch"] if onnx_problem() else ["torch", "onnx"]
+    assert r["backends"] == ",".join(backends)
+    for b in backends:
+        assert r[f"{b}_workers1_games"] == 2 and r[f"{b}_workers2_games"] == 4
+        for w in (1, 2):
+            assert r[f"{b}_workers{w}_positions_per_second"] > 0
+            # CPU time is at most wall time per worker, so the per-CPU-second speed is no lower.
+            assert r[f"{b}_workers{w}_positions_per_cpu_second"] >= \
+                r[f"{b}_workers{w}_positions_per_second"] / w * 0.99
+            assert 0 < r[f"{b}_workers{w}_network_share"] <= 1
+            assert r[f"{b}_workers{w}_mean_batch"] >= 1
+        assert r[f"{b}_speedup_2_vs_1"] > 0 and r[f"{b}_raw_forward_per_second_at_batch"] > 0
+    if "onnx" in backends:
+        assert r["backends_left_out"] == "none"
+        assert r["onnx_over_torch_workers2"] == pytest.approx(
+            r["onnx_workers2_positions_per_second"] / r["torch_workers2_positions_per_second"])
+        assert r["onnx_over_torch_cpu_workers1"] == pytest.approx(
+            r["onnx_workers1_positions_per_cpu_second"] / r["torch_workers1_positions_per_cpu_second"])
+    else:
+        assert r["backends_left_out"].startswith("onnx left out: onnxruntime or onnx is not installed")
+
+
+def test_backends_option_is_checked():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
+                          "--backends", "torch,tensorrt"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and "expected torch and/or onnx" in out.stderr
 
 
 def test_unknown_benchmark_is_a_clear_error():

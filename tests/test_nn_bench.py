@@ -18,6 +18,7 @@ def test_defaults_cover_every_preset_and_the_issue_batch_sizes():
     assert args.presets == ["tiny", "small", "medium", "large"]
     assert args.batch_sizes == [1, 16, 64, 256] and args.board_size == 15
     assert args.device == "auto" and args.threads == "1,all"
+    assert args.backends == ["torch", "onnx"]
 
 
 def test_a_small_run_reports_a_rate_per_batch_and_thread_count():
@@ -27,6 +28,24 @@ def test_a_small_run_reports_a_rate_per_batch_and_thread_count():
     for key in ("tiny b1 t1", "tiny b4 t1", "tiny b1 t2", "tiny b4 t2"):
         assert result[key] > 0
     assert result["device"] == "cpu" and result["skipped"] == "none"
+
+
+def test_onnx_is_measured_beside_torch_with_its_speed_up():
+    from alphagomoku.nn.backend import onnx_problem
+
+    args = parse("--device", "cpu", "--presets", "tiny", "--batch-sizes", "2",
+                 "--board-size", "7", "--seconds", "0.05", "--threads", "1")
+    result = bench.run(args)
+    if onnx_problem():
+        assert result["backends"] == "torch" and "onnx (onnxruntime" in result["backends_left_out"]
+        return
+    assert result["backends"] == "torch,onnx" and result["backends_left_out"] == "none"
+    assert result["tiny b2 t1 onnx"] > 0
+    assert result["tiny b2 t1 onnx/torch"] == pytest.approx(result["tiny b2 t1 onnx"] / result["tiny b2 t1"])
+    only_torch = bench.run(parse("--device", "cpu", "--presets", "tiny", "--batch-sizes", "2",
+                                 "--board-size", "7", "--seconds", "0.05", "--threads", "1",
+                                 "--backends", "torch"))
+    assert "tiny b2 t1 onnx" not in only_torch and only_torch["tiny b2 t1"] > 0
 
 
 def test_calls_estimated_to_be_too_slow_are_skipped_and_listed():
@@ -39,7 +58,7 @@ def test_calls_estimated_to_be_too_slow_are_skipped_and_listed():
 
 
 @pytest.mark.parametrize("argv", [["--presets", "tiny,huge"], ["--batch-sizes", "1,0"],
-                                  ["--batch-sizes", "a"]])
+                                  ["--batch-sizes", "a"], ["--backends", "onnx,tvm"]])
 def test_bad_options_are_usage_errors(argv):
     with pytest.raises(SystemExit):
         parse(*argv)

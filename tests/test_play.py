@@ -136,6 +136,10 @@ def test_evaluate_script_json_and_records(tmp_path):
     result = json.loads(r.stdout)
     assert result["games"] == 4 and result["wins"] + result["draws"] + result["losses"] == 4
     assert set(result["elo"]) >= {"elo", "lower", "upper", "score", "stderr"}
+    for colour in ("a_as_black", "a_as_white"):  # two games each, with a score of their own
+        c = result[colour]
+        assert c["wins"] + c["draws"] + c["losses"] == 2
+        assert c["score"] == (c["wins"] + 0.5 * c["draws"]) / 2
     assert len(list(tmp_path.glob("game_*.psq"))) == 4
     assert json.loads((tmp_path / "summary.json").read_text()) == result
 

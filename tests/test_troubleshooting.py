@@ -9,6 +9,7 @@ here looks at what the user sees: the exit status, the line in the log, the advi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -30,7 +31,7 @@ from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.pool import SelfPlayError, SelfPlayPool
-from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, play_task
+from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, play_task, setup_worker
 from alphagomoku.train import cli
 from alphagomoku.train.checkpoint import load_checkpoint
 from conftest import POOL_GAME
@@ -41,6 +42,9 @@ TRAIN = ROOT / "scripts" / "train.py"
 GAME = POOL_GAME
 SEARCH = SearchConfig(num_simulations=8, dirichlet_eps=0.25)
 SPEC = WorkerSpec(game=GAME, search=SEARCH, settings=SelfPlaySettings(games_at_once=2), device="cpu")
+# The out-of-memory back-off belongs to the torch Evaluator (GPUs run torch); a CPU worker would
+# otherwise pick ONNX Runtime where it is installed, and the injected error would never fire.
+TORCH_SPEC = dataclasses.replace(SPEC, inference_backend="torch")
 TINY = [
     "--board-size", "7", "--n-in-row", "4", "--model-preset", "tiny", "--device", "cpu",
     "--selfplay-games", "2", "--games-per-task", "2", "--simulations", "8", "--batch-size", "16",
@@ -254,7 +258,7 @@ def test_what_a_worker_unpickles_before_choosing_its_gpu_does_not_load_torch():
 # -- out of memory ------------------------------------------------------------------------------
 def test_self_play_survives_out_of_memory_and_says_so(weights, capfd):
     logs: list[str] = []
-    with SelfPlayPool(SPEC, num_workers=1, task_timeout=60, log=logs.append,
+    with SelfPlayPool(TORCH_SPEC, num_workers=1, task_timeout=60, log=logs.append,
                       task_fn=out_of_memory_above_one) as pool:
         results = play(pool, [SelfPlayTask(0, 2, seed=3, weights_path=weights, weights_version=0)])
     assert len(results[0].records) == 2 and not logs, "no game is lost, nothing fails"
@@ -265,7 +269,7 @@ def test_self_play_survives_out_of_memory_and_says_so(weights, capfd):
 
 def test_out_of_memory_at_one_position_stops_the_run_with_the_advice(weights):
     logs: list[str] = []
-    with SelfPlayPool(SPEC, num_workers=1, task_timeout=60, max_failures=0, log=logs.append,
+    with SelfPlayPool(TORCH_SPEC, num_workers=1, task_timeout=60, max_failures=0, log=logs.append,
                       task_fn=out_of_memory_always) as pool:
         with pytest.raises(SelfPlayError, match="self-play failed 1 time; stopping"):
             play(pool, tasks(weights, 1))
@@ -474,3 +478,19 @@ def test_every_flag_the_pages_mention_exists():
     for page, text in DOCS.items():
         for flag in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text)):
             assert flag in known, f"{page} mentions {flag}, which no script accepts"
+
+
+# -- inference backend -----------------------------------------------------------------------------
+def test_a_missing_onnxruntime_is_said_once_and_documented(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if the [onnx] extra were missing
+    line = setup_worker(0, SPEC).device_line
+    assert "; inference: torch (fallback: onnxruntime or onnx is not installed" in line, line
+    documented("inference: torch (fallback: onnxruntime or onnx is not installed")
+    strict = setup_worker(0, dataclasses.replace(SPEC, inference_backend="onnx"))
+    assert "inference backend onnx was asked for, but onnxruntime or onnx is not installed" \
+        in strict.init_error
+    documented("inference backend onnx was asked for, but onnxruntime or onnx is not installed")
+    setup_message = "setup: onnxruntime could not be installed: CPU self-play will use torch (slower)"
+    assert setup_message in (ROOT / "Makefile").read_text()
+    documented(setup_message)
+

@@ -1,10 +1,12 @@
-"""Network evaluations per second through the Evaluator, per preset, batch size and CPU threads.
+"""Network evaluations per second through the Evaluator, per preset, batch size, CPU threads and inference backend.
 
 A figure is positions evaluated per second (planes in, priors and values out, as MCTS calls it),
-keyed ``"<preset> b<batch> t<threads>"``. On a CPU each measurement runs with one torch thread
-and with all of them; a measurement whose single call would take longer than
+keyed ``"<preset> b<batch> t<threads>"`` for torch and ``"... onnx"`` for ONNX Runtime, whose
+speed-up over torch at the same setting is ``"... onnx/torch"`` (the two are measured back to
+back, so a busy machine slows both alike). On a CPU each measurement runs with one thread and
+with all of them; a measurement whose single call would take longer than
 ``--max-call-seconds`` (estimated from the previous, smaller batch) is skipped and listed, so the
-default run stays within a couple of minutes on two cores.
+default run stays within a few minutes on two cores.
 """
 
 from __future__ import annotations
@@ -53,6 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip a measurement whose single call would take longer (default 2)")
     parser.add_argument("--amp", choices=("auto", "on", "off"), default="auto",
                         help="mixed precision: auto = on CUDA only")
+    parser.add_argument("--backends", type=_backends, default=["torch", "onnx"],
+                        help="CPU only: inference backends to compare (default torch,onnx; onnx "
+                             "is left out, and listed, where it is not installed)")
+
+
+def _backends(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names or any(n not in ("torch", "onnx") for n in names):
+        raise argparse.ArgumentTypeError(f"expected torch and/or onnx, comma-separated, got {text!r}")
+    return list(dict.fromkeys(names))
 
 
 def _thread_counts(text: str, kind: str) -> list[int]:
@@ -90,6 +102,7 @@ def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> 
 def run(args) -> dict:
     import torch
 
+    from alphagomoku.nn.backend import resolve_backend
     from alphagomoku.nn.evaluator import Evaluator
     from alphagomoku.nn.model import PolicyValueNet
 
@@ -98,6 +111,11 @@ def run(args) -> dict:
     result: dict = {"device": str(choice.device), "device_name": choice.name,
                     "torch": torch.__version__, "board_size": args.board_size,
                     "seconds_per_measurement": args.seconds}
+    backends = [b for b in args.backends if resolve_backend(b, choice.kind)[0] == b]
+    left_out = [f"{b} ({resolve_backend(b, choice.kind)[1] or 'not on a CPU'})"
+                for b in args.backends if b not in backends]
+    if not backends:
+        raise ValueError(f"no inference backend to measure: {', '.join(left_out)}")
     skipped = []
     saved_threads = torch.get_num_threads()
     rng = np.random.default_rng(0)
@@ -106,21 +124,33 @@ def run(args) -> dict:
             torch.manual_seed(0)
             model = PolicyValueNet(ModelConfig.preset(preset, args.board_size))
             evaluator = Evaluator(model, choice.device, amp=amp)
-            # The best rate seen for this preset so far: on a shared machine one slow
-            # measurement must not get every larger batch skipped.
-            best_rate = None
+            # The best rate seen for this preset and backend so far: on a shared machine one
+            # slow measurement must not get every larger batch skipped.
+            best_rate: dict[str, float] = {}
             for threads in _thread_counts(args.threads, choice.kind):
                 torch.set_num_threads(threads)
+                evaluators = {"torch": evaluator}
+                if "onnx" in backends:
+                    from alphagomoku.nn.onnx_evaluator import OnnxEvaluator
+
+                    evaluators["onnx"] = OnnxEvaluator(model, threads=threads)
                 for batch in sorted(args.batch_sizes):
-                    key = f"{preset} b{batch} t{threads}"
-                    if best_rate is not None and batch / best_rate > args.max_call_seconds:
-                        skipped.append(f"{key} (~{batch / best_rate:.1f} s per call)")
-                        continue
-                    rate = measure(evaluator, batch, args.seconds, rng)
-                    best_rate = max(rate, best_rate or 0.0)
-                    result[key] = rate
+                    base = f"{preset} b{batch} t{threads}"
+                    for backend in backends:
+                        key = base if backend == "torch" else f"{base} {backend}"
+                        best = best_rate.get(backend)
+                        if best is not None and batch / best > args.max_call_seconds:
+                            skipped.append(f"{key} (~{batch / best:.1f} s per call)")
+                            continue
+                        rate = measure(evaluators[backend], batch, args.seconds, rng)
+                        best_rate[backend] = max(rate, best or 0.0)
+                        result[key] = rate
+                    if base in result and f"{base} onnx" in result:
+                        result[f"{base} onnx/torch"] = result[f"{base} onnx"] / result[base]
     finally:
         torch.set_num_threads(saved_threads)
     result["amp"] = evaluator.amp
+    result["backends"] = ",".join(backends)
+    result["backends_left_out"] = ", ".join(left_out) if left_out else "none"
     result["skipped"] = ", ".join(skipped) if skipped else "none"
     return result

@@ -1,8 +1,13 @@
-"""Self-play throughput with 1 and 2 workers, the network's share of a worker's time, and the raw forward rate.
+"""Self-play throughput with 1 and 2 workers, per inference backend, the network's share of a worker's time, and the raw forward rate.
 
 What is timed is the self-play pool exactly as training runs it (spawned workers, one network
 batch per search step over all the games a worker plays at once), after a warm-up task per
-worker so that process start, imports and model loading are not counted.
+worker so that process start, imports and model loading are not counted. On a CPU each worker
+count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
+gives the old and the new speed side by side; keys start with the backend's name, and
+``onnx_over_torch_workersN`` is the ratio of their positions per second. Each speed is also
+given per second of the workers' CPU time (``positions_per_cpu_second``,
+``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ from pathlib import Path
 import numpy as np
 
 
+def _backend_list(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names or any(n not in ("torch", "onnx") for n in names):
+        raise argparse.ArgumentTypeError(f"expected torch and/or onnx, comma-separated, got {text!r}")
+    return list(dict.fromkeys(names))
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default="small", help="model preset (default small)")
     p.add_argument("--board-size", type=int, default=15)
@@ -24,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="games each worker plays at once (= the network batch)")
     p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
+    p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
+                   help="CPU inference backends to compare, comma-separated (default torch,onnx; "
+                        "onnx is left out on a GPU or when it is not installed, and says so)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -50,11 +65,14 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
     worker_seconds = sum(r.stats["seconds"] for r in results)
     network_seconds = sum(r.stats["network_seconds"] for r in results)
     evaluations = sum(r.stats["evaluations"] for r in results)
+    cpu_seconds = sum(r.stats["cpu_seconds"] for r in results)
     return {
         "games": len(records),
         "positions": positions,
         "wall_seconds": wall,
         "positions_per_second": positions / wall,
+        # Per second of the workers' own CPU time: what the speed would be on idle cores.
+        "positions_per_cpu_second": positions / cpu_seconds,
         "games_per_hour": 3600 * len(records) / wall,
         "network_share": network_seconds / worker_seconds,
         "evaluations_per_second": evaluations / wall,
@@ -74,15 +92,15 @@ def _sample_gpu(stop, samples: list) -> None:
             return
 
 
-def _raw_forward(model, device, batch: int, board: int, seconds: float = 2.0) -> float:
+def _raw_forward(model, device, batch: int, board: int, backend: str, seconds: float = 2.0) -> float:
     import torch
 
     from alphagomoku.game.constants import NUM_PLANES
-    from alphagomoku.nn import Evaluator
+    from alphagomoku.nn.backend import make_evaluator
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    ev = Evaluator(model, device)
+    ev = make_evaluator(model, device, backend, threads=1)
     rng = np.random.default_rng(0)
     planes = (rng.random((batch, NUM_PLANES, board, board)) < 0.2).astype(np.float32)
     legal = np.ones((batch, board * board), dtype=np.bool_)
@@ -94,7 +112,23 @@ def _raw_forward(model, device, batch: int, board: int, seconds: float = 2.0) ->
     return n / (time.perf_counter() - t0)
 
 
+def _backends(names: list[str], device: str) -> tuple[list[str], str]:
+    """The backends of ``--backends`` that can run on ``device``, and a note on any left out."""
+    from alphagomoku.nn.backend import resolve_backend
+
+    kept, notes = [], []
+    for name in names:
+        chosen, problem = resolve_backend(name, device)
+        if chosen == name:
+            kept.append(name)
+        else:
+            notes.append(f"onnx left out: {problem or 'not on a CPU (torch runs there)'}")
+    return kept, "; ".join(notes) or "none"
+
+
 def run(args) -> dict:
+    import dataclasses
+
     import torch
 
     from alphagomoku.device import select_device
@@ -110,6 +144,9 @@ def run(args) -> dict:
     torch.manual_seed(args.seed)
     model = PolicyValueNet(ModelConfig.preset(args.preset, args.board_size)).eval()
     device, num_gpus = worker_devices(choice, args.device)
+    backends, left_out = _backends(args.backends, choice.kind)
+    if not backends:
+        raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
     spec = WorkerSpec(
         game=game,
         search=SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25),
@@ -123,18 +160,32 @@ def run(args) -> dict:
         "board": f"{args.board_size}x{args.board_size}",
         "simulations": args.simulations,
         "games_per_worker": args.games_per_worker,
+        "backends": ",".join(backends),
+        "backends_left_out": left_out,
     }
+    counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         weights = str(Path(tmp) / "bench.pt")
         save_model(weights, model)
-        counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
         for w in counts:
-            r = _pool_run(spec, w, weights, args.games_per_worker, args.seed)
-            for k, v in r.items():
-                if v is not None:
-                    out[f"workers{w}_{k}"] = v
-    if 1 in counts and 2 in counts:
-        out["speedup_2_vs_1"] = out["workers2_positions_per_second"] / out["workers1_positions_per_second"]
-    out["raw_forward_per_second_at_batch"] = _raw_forward(model.to(choice.device), choice.device,
-                                                          args.games_per_worker, args.board_size)
+            for backend in backends:
+                r = _pool_run(dataclasses.replace(spec, inference_backend=backend), w, weights,
+                              args.games_per_worker, args.seed)
+                for k, v in r.items():
+                    if v is not None:
+                        out[f"{backend}_workers{w}_{k}"] = v
+    for backend in backends:
+        if 1 in counts and 2 in counts:
+            out[f"{backend}_speedup_2_vs_1"] = (out[f"{backend}_workers2_positions_per_second"]
+                                                / out[f"{backend}_workers1_positions_per_second"])
+        out[f"{backend}_raw_forward_per_second_at_batch"] = _raw_forward(
+            model.to(choice.device), choice.device, args.games_per_worker, args.board_size, backend)
+    if "torch" in backends and "onnx" in backends:
+        for w in counts:
+            for per in ("second", "cpu_second"):
+                ratio = "" if per == "second" else "_cpu"
+                out[f"onnx_over_torch{ratio}_workers{w}"] = (
+                    out[f"onnx_workers{w}_positions_per_{per}"] / out[f"torch_workers{w}_positions_per_{per}"])
+        out["onnx_over_torch_raw_forward"] = (out["onnx_raw_forward_per_second_at_batch"]
+                                              / out["torch_raw_forward_per_second_at_batch"])
     return out

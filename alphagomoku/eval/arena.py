@@ -200,8 +200,24 @@ class ArenaResult:
 
     @property
     def score(self) -> float:
-        w, d, l = self.counts()
-        return (w + 0.5 * d) / (w + d + l)
+        return self.score_as()
+
+    def score_as(self, a_colour: int | None = None) -> float | None:
+        """A's score (wins plus half the draws, over games) with ``a_colour`` (BLACK or WHITE),
+        or over all games; None when A never had that colour."""
+        w, d, l = self.counts(a_colour)
+        return (w + 0.5 * d) / (w + d + l) if w + d + l else None
+
+    def colour_line(self) -> str:
+        """``score 0.600: as black 0.800 (+4 =0 -1), as white 0.400 (+2 =0 -3)``: one colour
+        can win nearly every game while the total looks even, so a result always says both."""
+        parts = []
+        for name, colour in (("black", BLACK), ("white", WHITE)):
+            w, d, l = self.counts(colour)
+            score = self.score_as(colour)
+            parts.append(f"as {name} " + ("-" if score is None else f"{score:.3f}")
+                         + f" (+{w} ={d} -{l})")
+        return f"score {self.score:.3f}: " + ", ".join(parts)
 
     @property
     def elo(self) -> EloEstimate:
@@ -216,7 +232,8 @@ class ArenaResult:
             f"{self.player_a} vs {self.player_b}: {len(self.records)} games on "
             f"{g.width}x{g.height}, {g.n_in_row} in a row, {g.rule} ({self.seconds:.1f} s)",
             f"  A wins {w}, draws {d}, loses {l}: score {self.score:.3f}",
-            f"  A as black: +{bw} ={bd} -{bl};  A as white: +{ww} ={wd} -{wl}",
+            f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
+            f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
         ])
 
@@ -225,10 +242,16 @@ class ArenaResult:
         return {
             "player_a": self.player_a, "player_b": self.player_b, "game": self.game.to_dict(),
             "games": len(self.records), "wins": w, "draws": d, "losses": l, "score": self.score,
-            "a_as_black": dict(zip(("wins", "draws", "losses"), self.counts(BLACK))),
-            "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE))),
+            "a_as_black": dict(zip(("wins", "draws", "losses"), self.counts(BLACK)),
+                               score=self.score_as(BLACK)),
+            "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE)),
+                               score=self.score_as(WHITE)),
             "elo": self.elo.to_dict(), "seconds": self.seconds,
         }
+
+
+def _fmt_score(score: float | None) -> str:
+    return "-" if score is None else f"{score:.3f}"
 
 
 def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int = 0,
@@ -251,9 +274,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     """Play ``games`` games of A (``spec_a``) against B; see :mod:`alphagomoku.eval.specs` for
     the specs. ``out_dir``: each game is written there as ``game_NNNN.psq`` and ``.txt`` as it
     finishes. Raises ArenaError if any game fails."""
-    from tqdm import tqdm
-
     from alphagomoku.eval.specs import parse_player_spec
+    from alphagomoku.progress import progress as progress_display
 
     game = game or GameConfig()
     for spec in (spec_a, spec_b):
@@ -266,8 +288,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     done: dict[int, GameRecord] = {}
     tally = [0, 0, 0]  # A's wins, draws, losses so far
     desc = f"{spec_a} vs {spec_b}"
-    bar = tqdm(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...", unit="game",
-               disable=not progress)
+    bar = progress_display(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...",
+                           unit="game", disable=not progress)
     t0 = time.perf_counter()
 
     def collect(index: int, status: str, payload) -> None:

@@ -18,6 +18,14 @@ from alphagomoku.nn.io import strip_prefixes
 log = logging.getLogger(__name__)
 
 
+def masked_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The softmax of ``logits`` over the points where ``legal`` is true, exactly zero elsewhere.
+    Shared with the ONNX export (alphagomoku.nn.onnx_evaluator), so both backends mask alike."""
+    priors = torch.softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
+    # A row with no legal point is all -inf, whose softmax is NaN: give it zeros instead.
+    return torch.where(legal.any(dim=1, keepdim=True), priors, torch.zeros_like(priors))
+
+
 class EvaluatorOutOfMemoryError(RuntimeError):
     """The device ran out of memory even for a batch of one position."""
 
@@ -156,27 +164,29 @@ class Evaluator:
                 logits, value = self._forward(x)
         else:
             logits, value = self._forward(x)
-        logits = logits.float().masked_fill(~mask, float("-inf"))
-        priors = torch.softmax(logits, dim=1)
-        # A row with no legal point is all -inf, whose softmax is NaN: give it zeros instead.
-        priors = torch.where(mask.any(dim=1, keepdim=True), priors, torch.zeros_like(priors))
+        priors = masked_softmax(logits.float(), mask)
         return priors.cpu().numpy(), value.float().cpu().numpy()
 
     def _check(self, planes, legal) -> tuple[np.ndarray, np.ndarray]:
-        cfg = self.config
-        planes = np.asarray(planes)
-        legal = np.asarray(legal)
-        want = (cfg.num_planes, cfg.height, cfg.width)
-        if planes.ndim != 4 or planes.shape[1:] != want:
-            raise ValueError(
-                f"planes must have shape (B, {', '.join(map(str, want))}) for the "
-                f"{cfg.label} model, got {planes.shape}"
-            )
-        if legal.shape != (planes.shape[0], cfg.area):
-            raise ValueError(
-                f"legal must have shape ({planes.shape[0]}, {cfg.area}) to match the planes, "
-                f"got {legal.shape}"
-            )
-        if legal.dtype != np.bool_:
-            raise TypeError(f"legal must be a bool array, got {legal.dtype}")
-        return np.ascontiguousarray(planes, dtype=np.float32), np.ascontiguousarray(legal)
+        return check_inputs(self.config, planes, legal)
+
+
+def check_inputs(cfg, planes, legal) -> tuple[np.ndarray, np.ndarray]:
+    """``planes`` and ``legal`` as contiguous float32 and bool arrays, checked against the model
+    config ``cfg``: a wrong shape or dtype is a ValueError/TypeError that says what was expected."""
+    planes = np.asarray(planes)
+    legal = np.asarray(legal)
+    want = (cfg.num_planes, cfg.height, cfg.width)
+    if planes.ndim != 4 or planes.shape[1:] != want:
+        raise ValueError(
+            f"planes must have shape (B, {', '.join(map(str, want))}) for the "
+            f"{cfg.label} model, got {planes.shape}"
+        )
+    if legal.shape != (planes.shape[0], cfg.area):
+        raise ValueError(
+            f"legal must have shape ({planes.shape[0]}, {cfg.area}) to match the planes, "
+            f"got {legal.shape}"
+        )
+    if legal.dtype != np.bool_:
+        raise TypeError(f"legal must be a bool array, got {legal.dtype}")
+    return np.ascontiguousarray(planes, dtype=np.float32), np.ascontiguousarray(legal)

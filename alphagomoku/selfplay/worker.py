@@ -28,7 +28,8 @@ class WorkerSpec:
     settings: object             # alphagomoku.selfplay.game_loop.SelfPlaySettings
     device: str = "cpu"          # the device the parent resolved: cpu, mps or cuda
     num_gpus: int = 0            # GPUs to spread workers over, round-robin (0: no CUDA)
-    threads_per_worker: int = 1  # torch threads in a CPU worker
+    threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
+    inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.backend)
 
 
 def worker_devices(choice, request: str) -> tuple[str, int]:
@@ -80,6 +81,7 @@ class _WorkerState:
     device_line: str = ""
     init_error: str = ""
     evaluator: object = None
+    backend: str = "torch"    # what run_task asks make_evaluator for (decided at setup)
     version: int = -1
     registry: object = None   # the pool's SimpleQueue: registration and heartbeats
     last_beat: float = 0.0
@@ -121,6 +123,16 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
             limit_cpu_threads(spec.threads_per_worker)
         state.device = choice.device
         state.device_line = f"[worker {index}] using {choice.kind.upper()}: {choice.name}"
+        if choice.kind == "cpu":
+            from alphagomoku.nn.backend import describe_backend, require_backend, resolve_backend
+
+            # Here rather than at the first task: an onnx that cannot load stops the run at
+            # once (as a missing device does), and this line says which backend plays and, for
+            # a fall-back, why: the one line about it, so the tasks then ask for torch.
+            require_backend(spec.inference_backend, choice.kind)
+            state.device_line += f"; {describe_backend(spec.inference_backend, choice.kind)}"
+            if resolve_backend(spec.inference_backend, choice.kind)[0] == "onnx":
+                state.backend = spec.inference_backend
         if spec.num_gpus:
             state.device_line += f" (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})"
     except Exception as e:  # noqa: BLE001 - reported through the first task
@@ -153,16 +165,23 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
 
     state.beat()
     if state.version != task.weights_version:
-        from alphagomoku.nn import Evaluator
+        from alphagomoku.nn.backend import make_evaluator
         from alphagomoku.nn.io import load_model
 
         model = load_model(task.weights_path, device=state.device)
-        state.evaluator = Evaluator(model, state.device)
+        # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
+        state.evaluator = make_evaluator(
+            model, state.device, state.backend, threads=state.spec.threads_per_worker,
+            log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
         state.version = task.weights_version
+    cpu_start = time.process_time()
     records, stats = play_games(
         state.evaluator, state.spec.game, state.spec.search, state.spec.settings,
         task.num_games, task.seed, on_step=state.beat,
     )
+    # CPU time as well as wall time: on a shared machine the benchmark's speeds per CPU second
+    # stay comparable while wall-clock speeds swing with the other load.
+    stats["cpu_seconds"] = time.process_time() - cpu_start
     if len(records) != task.num_games:
         raise RuntimeError(f"task asked for {task.num_games} games, the loop produced {len(records)}")
     stats["worker"] = state.index

@@ -14,12 +14,15 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from alphagomoku.progress import is_terminal
 from alphagomoku.train.config import ConfigError, TrainConfig
 
 _HELP = {
     "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
     "model_preset": "network size: tiny (CI), small, medium, large",
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
+    "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
+                         "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games one worker plays at once; their leaves form one network batch",
     "simulations": "MCTS simulations per move in self-play",
@@ -33,7 +36,7 @@ _HELP = {
                         "in snapshots/ (0: none)",
 }
 
-_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "rule": "RULE", "model_preset": "PRESET",
+_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND", "rule": "RULE", "model_preset": "PRESET",
             "lr_schedule": "SCHEDULE"}
 
 
@@ -81,6 +84,10 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not is_terminal(sys.stdout) and hasattr(sys.stdout, "reconfigure"):
+        # Redirected to a file, stdout would hold its lines in a buffer while progress and the
+        # workers write to stderr at once: flush per line, so the log reads in order.
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         cfg = resolve_config(args)
     except ConfigError as e:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
+from alphagomoku.nn.backend import BACKENDS as INFERENCE_BACKENDS  # imports no torch
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
@@ -31,6 +32,7 @@ class TrainConfig:
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
     device: str = "auto"
+    inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
@@ -169,6 +171,8 @@ class TrainConfig:
         need(self.snapshot_minutes >= 0, "snapshot_minutes", "must be 0 (no snapshots) or more")
         need(self.eval_simulations >= 2, "eval_simulations", "must be at least 2")
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
+        need(self.inference_backend in INFERENCE_BACKENDS, "inference_backend",
+             f"must be one of {', '.join(INFERENCE_BACKENDS)}, got {self.inference_backend!r}")
         dev = self.device
         need(dev in ("auto", "cpu", "cuda", "mps") or (dev.startswith("cuda:") and dev[5:].isdigit()),
              "device", f"must be auto, cpu, cuda, cuda:N or mps, got {dev!r}")

@@ -27,12 +27,16 @@ def match(cfg: TrainConfig, a: str, b: str, games: int, seed: int, progress: boo
 
 
 def evaluate_epoch(cfg: TrainConfig, new: Path, best: Path, best_elo: float, epoch: int,
-                   progress: bool) -> dict:
-    """Play the epoch's matches; returns the metrics columns they fill."""
+                   progress: bool, log=None) -> dict:
+    """Play the epoch's matches; returns the metrics columns they fill. ``log`` gets a line per
+    match with the score as black and as white."""
     sims = cfg.eval_simulations
     vs_best = match(cfg, _net(new, sims), _net(best, sims), cfg.eval_games, seed=epoch, progress=progress)
     vs_base = match(cfg, _net(new, sims), f"pure:{cfg.baseline_playouts}", cfg.eval_games,
                     seed=10_000 + epoch, progress=progress)
+    if log is not None:
+        log(f"epoch {epoch} vs best: {vs_best.colour_line()}")
+        log(f"epoch {epoch} vs pure MCTS {cfg.baseline_playouts}: {vs_base.colour_line()}")
     promoted = cfg.gating_threshold == 0 or vs_best.score >= cfg.gating_threshold
     return {
         "score_vs_best": vs_best.score,

@@ -17,13 +17,13 @@ from typing import Callable
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from alphagomoku.device import DeviceChoice, select_device
 from alphagomoku.game.constants import BLACK, DRAW, WHITE
 from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
+from alphagomoku.progress import progress
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.openings import OpeningSettings
 from alphagomoku.selfplay.pool import SelfPlayPool
@@ -220,7 +220,8 @@ class Trainer:
         # One torch thread per CPU worker: workers are the parallelism, and several threads per
         # process on shared cores were measured 10-100x slower per forward pass, not faster.
         return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
-                          num_gpus=num_gpus, threads_per_worker=1)
+                          num_gpus=num_gpus, threads_per_worker=1,
+                          inference_backend=cfg.inference_backend)
 
     @property
     def initial_weights(self) -> Path:
@@ -274,7 +275,7 @@ class Trainer:
     def _evaluate(self, row: dict) -> None:
         current = self._publish_weights()
         result = evaluate_epoch(self.cfg, current, self.best_weights, self.best_elo, self.epoch,
-                                self.progress)
+                                self.progress, log=self.log)
         if result["promoted"]:
             shutil.copyfile(current, self.best_weights)
             self.best_elo = result["elo"]
@@ -295,8 +296,8 @@ class Trainer:
         records: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0}
         t0 = time.perf_counter()
-        bar = tqdm(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
-                   disable=not self.progress, leave=False)
+        bar = progress(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
+                       disable=not self.progress, leave=False)
 
         def on_result(result: TaskResult) -> None:
             records.extend(result.records)
@@ -345,7 +346,7 @@ class Trainer:
         self.model.train()
         sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
         t0 = time.perf_counter()
-        for _ in tqdm(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
+        for _ in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
             planes, policy, value, policy_w, value_w = self._tensors(
                 self.buffer.sample_indices(cfg.batch_size, self.rng))
             with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
