@@ -1,0 +1,360 @@
+"""Victory by continuous fours (VCF): a compiled threat-space solver.
+
+The attacker plays only moves that make a four; the defender's reply is then forced to the one
+point that completes it. The attacker wins when a move makes two completion points at once (a
+double four, an open four), when the defender cannot block (under renju, black's only block is
+a forbidden point), or, trivially, when it already has a five to play. The line fails when the
+defender has a five to play: before the attacker's move that is a loss unless the attacker
+blocks it with a four of its own, so a block that makes a defender four is answered by a four
+at that point or not at all; two defender fives lose outright.
+
+Lengths: a line of K attacker moves, the last one the five, is a "win in K" (an immediate five
+is K = 1, a double four K = 2). ``max_len`` bounds K; 0 means no bound but the node budget.
+
+Results are proved or unknown: NONE means no VCF exists (within ``max_len``), WIN comes with the
+whole line, UNKNOWN means the node budget ran out first and says nothing either way.
+
+The search is depth first on an explicit stack (Numba's on-disk cache cannot hold recursive
+functions), tries the fours nearest the last two moves first, and keeps proved failures in a
+transposition table keyed by a Zobrist hash of the board and the attacker. A failure is a fact
+about the position (with the remaining length it was proved for), so the table stays valid from
+call to call on the same board size, rule and n in a row: the search keeps it between calls.
+
+Everything the kernel needs lives in a :class:`VcfState` made once by :func:`allocate_state`; a
+call allocates nothing.
+
+The opponent's VCF ("must I defend?") is the same call with the other colour as attacker: it
+answers what the opponent could force if it were to move now. The side to move moves first, so
+its own win comes first; an opponent VCF means the side to move must stop it or win sooner.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from alphagomoku.game import kernels as game
+from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
+from alphagomoku.numba_config import JIT
+
+# Solver results.
+NONE = 0      # proved: no VCF (within max_len)
+WIN = 1       # a VCF, the line in state.line
+UNKNOWN = 2   # the node budget ran out first
+
+# frames[ply, field] (int64): one attacker turn of the line being searched.
+_F_COUNT = 0   # candidate fours at this ply
+_F_NEXT = 1    # next candidate to try
+_F_ATTACK = 2  # the attacker's move being searched below
+_F_BLOCK = 3   # the defender's forced block of it
+_F_HASH = 4    # Zobrist key of the position at this ply (attacker to move)
+_FRAME_FIELDS = 5
+
+# meta[field] (int64)
+_M_STAMP = 0   # generation stamp for de-duplicating candidates in marks
+_META_FIELDS = 2
+
+_DX = np.array([1, 0, 1, 1], dtype=np.int64)
+_DY = np.array([0, 1, 1, -1], dtype=np.int64)
+
+TT_BITS = 16
+
+
+class VcfState(NamedTuple):
+    """The solver's preallocated memory for one board size (shapes: A points, P = A // 2 + 2
+    plies, S table slots)."""
+
+    zobrist: np.ndarray   # int64 (3, A): keys per colour and point; [0, 0] marks white attacking
+    tt_key: np.ndarray    # int64 (S,): key of the proved failure in the slot (0: empty)
+    tt_len: np.ndarray    # int32 (S,): the remaining length it was proved for
+    cand: np.ndarray      # int32 (P, A): candidate fours per ply, best first
+    keys: np.ndarray      # int32 (A,): ordering keys while sorting one ply's candidates
+    frames: np.ndarray    # int64 (P, _FRAME_FIELDS)
+    marks: np.ndarray     # int64 (A,): stamp of the generation that last listed the point
+    meta: np.ndarray      # int64 (_META_FIELDS,)
+    line: np.ndarray      # int32 (2P + 3,): the winning line, attacker and defender alternating
+    points: np.ndarray    # int32 (2,): completion points found
+
+
+def allocate_state(height: int, width: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> VcfState:
+    area = height * width
+    plies = area // 2 + 2
+    rng = np.random.default_rng(seed)
+    zobrist = rng.integers(1, 2**62, size=(3, area), dtype=np.int64)
+    return VcfState(
+        zobrist=zobrist,
+        tt_key=np.zeros(1 << tt_bits, dtype=np.int64),
+        tt_len=np.zeros(1 << tt_bits, dtype=np.int32),
+        cand=np.zeros((plies, area), dtype=np.int32),
+        keys=np.zeros(area, dtype=np.int32),
+        frames=np.zeros((plies, _FRAME_FIELDS), dtype=np.int64),
+        marks=np.zeros(area, dtype=np.int64),
+        meta=np.zeros(_META_FIELDS, dtype=np.int64),
+        line=np.full(2 * plies + 3, NO_MOVE, dtype=np.int32),
+        points=np.full(2, NO_MOVE, dtype=np.int32),
+    )
+
+
+def clear_table(state: VcfState) -> None:
+    """Forget every proved failure (needed only if the rule or n in a row changes)."""
+    state.tt_key[:] = 0
+    state.tt_len[:] = 0
+
+
+@njit(**JIT)
+def _add_point(points, count, p):
+    for i in range(count):
+        if points[i] == p:
+            return count
+    points[count] = p
+    return count + 1
+
+
+@njit(**JIT)
+def completions(board, h, w, n, rule, move, color, points):
+    """Empty points where ``color`` would win along a line that holds ``move`` (a stone of
+    ``color``); stops at two. Returns the count.
+
+    A winning point found this way makes a run through ``move``, so it lies past the stones of
+    ``color`` next to ``move``, at the first empty point each way. A winning point whose run
+    avoids ``move`` was one before ``move`` was played; callers ask only where none was."""
+    count = 0
+    x0 = move % w
+    y0 = move // w
+    reach = n - 1
+    for d in range(4):
+        step, forward, backward = game._steps(h, w, x0, y0, d)
+        for sign in range(2):
+            p = move
+            s = step if sign == 0 else -step
+            for _ in range(min(forward if sign == 0 else backward, reach)):
+                p += s
+                v = board[p]
+                if v == color:
+                    continue
+                if v == EMPTY:
+                    board[p] = color
+                    won = game.is_winning_line(game.line_length(board, h, w, p, d, color), n,
+                                               rule, color)
+                    board[p] = EMPTY
+                    if won:
+                        count = _add_point(points, count, p)
+                        if count == 2:
+                            return 2
+                break
+    return count
+
+
+@njit(**JIT)
+def _generate(board, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2):
+    """List at ``cand[ply]`` every empty point in an n-window holding n - 2 attacker stones and
+    no defender stone (the only points that can make a four), nearest to ref1/ref2 first.
+    Returns the count."""
+    defender = 3 - attacker
+    meta[_M_STAMP] += 1
+    stamp = meta[_M_STAMP]
+    count = 0
+    for d in range(4):
+        dx = _DX[d]
+        dy = _DY[d]
+        for s in range(h * w):
+            x = s % w
+            y = s // w
+            if 0 <= x - dx < w and 0 <= y - dy < h:
+                continue  # not the first point of its line
+            own = 0
+            opp = 0
+            length = 0
+            cx = x
+            cy = y
+            while 0 <= cx < w and 0 <= cy < h:
+                v = board[cy * w + cx]
+                if v == attacker:
+                    own += 1
+                elif v == defender:
+                    opp += 1
+                length += 1
+                if length > n:
+                    ox = cx - n * dx
+                    oy = cy - n * dy
+                    u = board[oy * w + ox]
+                    if u == attacker:
+                        own -= 1
+                    elif u == defender:
+                        opp -= 1
+                if length >= n and own == n - 2 and opp == 0:
+                    for k in range(n):
+                        p = (cy - k * dy) * w + (cx - k * dx)
+                        if board[p] == EMPTY and marks[p] != stamp:
+                            marks[p] = stamp
+                            cand[ply, count] = p
+                            count += 1
+                cx += dx
+                cy += dy
+    # Insertion sort by distance (Chebyshev) to the nearer reference move; stable.
+    for i in range(count):
+        p = cand[ply, i]
+        k = 0
+        if ref1 >= 0:
+            k = max(abs(p % w - ref1 % w), abs(p // w - ref1 // w))
+            if ref2 >= 0:
+                k = min(k, max(abs(p % w - ref2 % w), abs(p // w - ref2 // w)))
+        keys[i] = k
+        j = i
+        while j > 0 and keys[j - 1] > k:
+            keys[j] = keys[j - 1]
+            cand[ply, j] = cand[ply, j - 1]
+            j -= 1
+        keys[j] = k
+        cand[ply, j] = p
+    return count
+
+
+@njit(**JIT)
+def _unwind(board, frames, ply):
+    for q in range(ply):
+        board[frames[q, _F_ATTACK]] = EMPTY
+        board[frames[q, _F_BLOCK]] = EMPTY
+
+
+@njit(**JIT)
+def _write_line(line, frames, ply, a, b, c):
+    for q in range(ply):
+        line[2 * q] = frames[q, _F_ATTACK]
+        line[2 * q + 1] = frames[q, _F_BLOCK]
+    line[2 * ply] = a
+    line[2 * ply + 1] = b
+    line[2 * ply + 2] = c
+    return 2 * ply + 3
+
+
+@njit(**JIT)
+def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, tt_key, tt_len,
+          cand, keys, frames, marks, meta, line, points):
+    """Search for a VCF of ``attacker`` on ``board`` (left as it was found). Returns
+    (result, line length, nodes): on WIN, ``line[:length]`` holds the attacker's and the
+    defender's moves alternating, ending with the attacker's five; a defender that cannot block
+    (renju: black's block is forbidden) is written as NO_MOVE. ``last_move`` (or NO_MOVE) only
+    orders the first fours tried. Nodes are attacker moves tried; past ``budget`` the answer is
+    UNKNOWN."""
+    defender = 3 - attacker
+    area = h * w
+    if max_len <= 0 or max_len > area:
+        max_len = area
+    for p in range(area):
+        if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, attacker):
+            line[0] = p
+            return WIN, 1, 0
+    found = 0
+    for p in range(area):
+        if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, defender):
+            found = _add_point(points, found, p)
+            if found == 2:
+                break
+    if found >= 2 or max_len < 2:
+        return NONE, 0, 0
+    forced = points[0] if found == 1 else NO_MOVE
+    key = zobrist[0, 0] if attacker != BLACK else 0
+    for p in range(area):
+        if board[p] != EMPTY:
+            key ^= zobrist[board[p], p]
+    mask = tt_key.shape[0] - 1
+    slot = key & mask
+    if tt_key[slot] == key and tt_len[slot] >= max_len:
+        return NONE, 0, 0
+    renju = rule == RENJU
+    nodes = 0
+    ply = 0
+    frames[0, _F_HASH] = key
+    frames[0, _F_NEXT] = 0
+    if forced != NO_MOVE:
+        cand[0, 0] = forced
+        frames[0, _F_COUNT] = 1
+    else:
+        frames[0, _F_COUNT] = _generate(board, h, w, n, attacker, cand, keys, marks, meta, 0,
+                                        last_move, NO_MOVE)
+    while True:
+        i = frames[ply, _F_NEXT]
+        if i < frames[ply, _F_COUNT]:
+            frames[ply, _F_NEXT] = i + 1
+            m = cand[ply, i]
+            if nodes >= budget:
+                _unwind(board, frames, ply)
+                return UNKNOWN, 0, nodes
+            nodes += 1
+            board[m] = attacker
+            c = completions(board, h, w, n, rule, m, attacker, points)
+            if c == 0:
+                board[m] = EMPTY
+                continue
+            if renju and attacker == BLACK:
+                board[m] = EMPTY
+                if game.is_forbidden(board, h, w, m):
+                    continue
+                board[m] = attacker
+            if c >= 2:
+                a = points[0]
+                b = points[1]
+                if renju and defender == BLACK and game.is_forbidden(board, h, w, a):
+                    # Black cannot block there: it blocks the other point if it can, and the
+                    # five goes to the forbidden one.
+                    a = points[1]
+                    b = points[0]
+                    if game.is_forbidden(board, h, w, a):
+                        a = NO_MOVE
+                length = _write_line(line, frames, ply, m, a, b)
+                board[m] = EMPTY
+                _unwind(board, frames, ply)
+                return WIN, length, nodes
+            q = points[0]
+            if renju and defender == BLACK and game.is_forbidden(board, h, w, q):
+                length = _write_line(line, frames, ply, m, NO_MOVE, q)
+                board[m] = EMPTY
+                _unwind(board, frames, ply)
+                return WIN, length, nodes
+            if ply + 3 > max_len:
+                board[m] = EMPTY  # a win through the block would be too long
+                continue
+            child = frames[ply, _F_HASH] ^ zobrist[attacker, m] ^ zobrist[defender, q]
+            slot = child & mask
+            if tt_key[slot] == child and tt_len[slot] >= max_len - ply - 1:
+                board[m] = EMPTY
+                continue
+            board[q] = defender
+            found = completions(board, h, w, n, rule, q, defender, points)
+            if found >= 2:
+                board[q] = EMPTY
+                board[m] = EMPTY
+                continue
+            frames[ply, _F_ATTACK] = m
+            frames[ply, _F_BLOCK] = q
+            ply += 1
+            frames[ply, _F_HASH] = child
+            frames[ply, _F_NEXT] = 0
+            if found == 1:
+                cand[ply, 0] = points[0]
+                frames[ply, _F_COUNT] = 1
+            else:
+                frames[ply, _F_COUNT] = _generate(board, h, w, n, attacker, cand, keys, marks,
+                                                  meta, ply, m, q)
+        else:
+            # Every four here was tried in full: proved, no VCF within the remaining length.
+            key = frames[ply, _F_HASH]
+            slot = key & mask
+            tt_key[slot] = key
+            tt_len[slot] = max_len - ply
+            if ply == 0:
+                return NONE, 0, nodes
+            ply -= 1
+            board[frames[ply, _F_ATTACK]] = EMPTY
+            board[frames[ply, _F_BLOCK]] = EMPTY
+
+
+@njit(**JIT)
+def solve_with(board, h, w, n, rule, attacker, last_move, budget, max_len, st):
+    """:func:`solve` with the state tuple unpacked (for callers that hold a VcfState)."""
+    return solve(board, h, w, n, rule, attacker, last_move, budget, max_len, st.zobrist,
+                 st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks, st.meta, st.line,
+                 st.points)
