@@ -1,0 +1,310 @@
+"""The VCF solver (alphagomoku.game.vcf) against the plain-Python reference and known positions."""
+
+import numpy as np
+import pytest
+
+from alphagomoku.game import BLACK, WHITE, GameConfig, Position, find_vcf, solve_vcf
+from alphagomoku.game import vcf
+from alphagomoku.game.constants import EMPTY
+from alphagomoku.game.vcf_search import state_for
+from tests.reference_vcf import check_line, has_vcf
+
+
+def plausible_game(cfg, rng, moves):
+    """A game of random legal moves, each within two points of a stone already down (so lines
+    form as in real games), stopped before anyone wins."""
+    pos = Position(cfg)
+    w, h = cfg.width, cfg.height
+    pos.play(w // 2 + (h // 2) * w)
+    for _ in range(moves - 1):
+        near = np.zeros((h + 4, w + 4), dtype=bool)
+        for p in np.flatnonzero(pos.board != EMPTY):
+            near[p // w: p // w + 5, p % w: p % w + 5] = True
+        cand = np.flatnonzero(pos.legal_mask() & near[2:h + 2, 2:w + 2].reshape(-1))
+        if len(cand) == 0:
+            break
+        pos.play(int(rng.choice(cand)))
+        if pos.is_over:
+            pos.undo()
+            break
+    return pos
+
+
+def replay(pos, result):
+    cfg = pos.config
+    check_line(list(pos.board), cfg.width, cfg.height, cfg.n_in_row, cfg.rule, result.attacker,
+               list(result.moves))
+
+
+@pytest.mark.parametrize("size,n,rule,games,max_len", [
+    (9, 5, "freestyle", 100, 4),
+    (9, 5, "standard", 100, 4),
+    (9, 5, "renju", 100, 4),
+    (11, 5, "freestyle", 20, 5),
+    (11, 5, "renju", 20, 5),
+    (7, 4, "freestyle", 60, 4),
+])
+def test_kernel_agrees_with_reference(size, n, rule, games, max_len, rng):
+    """Both sides of every position: the kernel proves a VCF exactly where the reference finds
+    one within the same length, and every line it returns replays move by move."""
+    cfg = GameConfig(width=size, n_in_row=n, rule=rule)
+    found = 0
+    for _ in range(games):
+        pos = plausible_game(cfg, rng, int(rng.integers(6, size * size // 3)))
+        for attacker in (BLACK, WHITE):
+            result = solve_vcf(pos, 10**7, attacker=attacker, max_len=max_len)
+            expected = has_vcf(list(pos.board), size, size, n, rule, attacker, max_len)
+            assert result.status != "unknown"
+            assert result.found == expected, (attacker, result, str(pos))
+            if result.found:
+                found += 1
+                assert result.length <= max_len
+                replay(pos, result)
+    # Both answers must be common for the comparison to mean anything.
+    assert games // 4 < found < 2 * games - games // 4
+
+
+def test_unbounded_lines_replay(rng):
+    """Without a length bound, on 15x15 games: lines of any length are still sound."""
+    cfg = GameConfig(width=15, rule="renju")
+    longest = 0
+    for _ in range(60):
+        pos = plausible_game(cfg, rng, int(rng.integers(10, 50)))
+        for attacker in (BLACK, WHITE):
+            result = solve_vcf(pos, 10**6, attacker=attacker)
+            assert result.status != "unknown"
+            if result.found:
+                replay(pos, result)
+                longest = max(longest, result.length)
+    assert longest >= 4
+
+
+def picture(text, rule="freestyle"):
+    rows = [r for r in text.strip().splitlines()]
+    return Position.from_picture(text, GameConfig(width=len(rows[0].split()), rule=rule))
+
+
+FIVE_NOW = """
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+. O O O . . . . .
+. X X X X . . . .
+. . . . O . . . .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+"""
+
+# Black: f4 (four along the c7-f4 diagonal, b8 blocks), then e3 makes an open four (d2-g5).
+THREE_MOVES = """
+O . . . . . . . .
+. . . . . . . . .
+. . X . . . . . .
+. . . X . . . . .
+. . . . X . X . .
+. . O . . . O . O
+. . . . . X O O .
+. . . X . . . . .
+. . . . . . . . .
+"""
+
+# Black to move, nothing shorter than nine moves wins (found among random games).
+NINE_MOVES = """
+. . . . . . . . O . .
+X O . . . O O . . . .
+. . X . . . . . . . .
+. . . . O . X . . . .
+. . . . X O . . . . .
+. . . . . X . . . . .
+. . . O X X . . . . .
+. . . . X . . . . . .
+. . . O . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+"""
+
+
+@pytest.mark.parametrize("text,length", [(FIVE_NOW, 1), (THREE_MOVES, 3), (NINE_MOVES, 9)])
+def test_known_lengths(text, length):
+    pos = picture(text)
+    assert pos.to_move == BLACK
+    result = solve_vcf(pos)
+    assert result.found
+    replay(pos, result)
+    assert solve_vcf(pos, max_len=length).found
+    if length > 1:  # max_len=0 means no bound
+        assert solve_vcf(pos, max_len=length - 1).status == "none"
+    if length == 3:
+        assert find_vcf(pos) == ["f4", "b8", "e3", "h6", "c1"]
+    if length == 1:
+        assert find_vcf(pos) in (["a5"], ["f5"])
+
+
+# Black: e5 (white blocks f5), then e4 makes an open four on column e. But white's block on f5
+# makes an open four of white's own (f8-f5), which black cannot answer with a four; black's
+# other four, f5, is blocked on e5, which ends the column.
+COUNTER_FOUR = """
+. . . . . . . . .
+. . . . . O . . .
+. . . . . O . . .
+. . . . . O . . .
+O X X X . . . . .
+. . . . . . . . .
+. . . . X . . . .
+. . . . X . . . .
+. . . . . . . . O
+"""
+
+# The same black stones, white's column f moved away: the line wins.
+COUNTER_FOUR_CONTROL = """
+. . O . O . O . .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+O X X X . . . . .
+. . . . . . . . .
+. . . . X . . . .
+. . . . X . . . .
+. . . . . . . . O
+"""
+
+
+def test_block_that_makes_a_four_refutes():
+    assert solve_vcf(picture(COUNTER_FOUR), attacker=BLACK).status == "none"
+    pos = picture(COUNTER_FOUR_CONTROL)
+    control = solve_vcf(pos, attacker=BLACK, max_len=3)
+    assert control.found
+    replay(pos, control)
+
+
+# Black's open three would win, but white has a four (e2 makes five) black must block first.
+DEFENDER_FIVE = """
+X . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+. . X X X . . . .
+. . . . . . . . .
+. . . . . . . . .
+O O O O . . . . .
+. . . . . . . . .
+"""
+
+DEFENDER_FIVE_CONTROL = DEFENDER_FIVE.replace("O O O O .", "O O O . .").replace(
+    "X . . . . . . . .", "X . . . . . . . O", 1)
+
+
+def test_defender_five_refutes():
+    pos = picture(DEFENDER_FIVE)
+    assert solve_vcf(pos, attacker=BLACK).status == "none"
+    assert solve_vcf(pos, attacker=WHITE).names == ("e2",)
+    assert solve_vcf(picture(DEFENDER_FIVE_CONTROL), attacker=BLACK).found
+
+
+# White e2 makes a four (e2, e4-e6; black e7 closes the top); its only block, e3, gives black
+# six in a row: forbidden under renju, so white wins there and not under the standard rule.
+RENJU_FORBIDDEN_BLOCK = """
+O . . . . . . . O
+. . . . . . . . .
+. . . . X . . . .
+. . . . O . . . .
+. . . . O . . . .
+. . . . O . . . .
+. X X X . X X . .
+. . . . . . . . .
+O . . . . . . . .
+"""
+
+
+def test_renju_white_wins_on_forbidden_block():
+    pos = picture(RENJU_FORBIDDEN_BLOCK, "renju")
+    result = solve_vcf(pos, attacker=WHITE)
+    assert result.names == ("e2", "-", "e3")
+    replay(pos, result)
+    assert solve_vcf(picture(RENJU_FORBIDDEN_BLOCK, "standard"), attacker=WHITE).status == "none"
+
+
+# e5 is a double four for black: a win in freestyle, forbidden under renju (where e5's
+# neighbours f5 and e6 are plain fours that white blocks at e5).
+RENJU_DOUBLE_FOUR = """
+O . . . . . . . O
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+O X X X . . . . .
+. . . . X . . . .
+. . . . X . . . .
+. . . . X . . . .
+O . . . O . . . O
+"""
+
+
+def test_renju_black_cannot_win_by_forbidden_move():
+    free = solve_vcf(picture(RENJU_DOUBLE_FOUR, "freestyle"), attacker=BLACK)
+    assert free.found and free.first_move == picture(RENJU_DOUBLE_FOUR).index("e5")
+    pos = picture(RENJU_DOUBLE_FOUR, "renju")
+    assert pos.is_forbidden("e5")
+    assert solve_vcf(pos, attacker=BLACK).status == "none"
+
+
+# e5 would give black six in a row: a five in freestyle only.
+OVERLINE = """
+O . . . . . . . O
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+O X X X . X X O .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . O
+"""
+
+
+def test_overline_is_not_a_five_under_standard_and_renju():
+    assert find_vcf(picture(OVERLINE, "freestyle")) == ["e5"]
+    assert solve_vcf(picture(OVERLINE, "standard")).status == "none"
+    assert solve_vcf(picture(OVERLINE, "renju")).status == "none"
+
+
+def test_exhausted_budget_is_unknown_never_none():
+    pos = picture(NINE_MOVES)
+    full = solve_vcf(pos, 10**6)
+    assert full.found and full.nodes > 5
+    vcf.clear_table(state_for(pos.config))
+    for budget in range(1, full.nodes):
+        status = solve_vcf(pos, budget).status
+        assert status in ("unknown", "win"), budget
+    assert solve_vcf(pos, 1).status == "unknown"
+
+
+def test_kernel_leaves_the_board_as_it_found_it():
+    pos = picture(NINE_MOVES)
+    st = vcf.allocate_state(pos.height, pos.width)
+    for budget in (1, 3, 10**6):
+        board = pos.board.copy()
+        status, length, nodes = vcf.solve_with(board, pos.height, pos.width, 5, 0, BLACK, -1,
+                                               budget, 0, st)
+        assert (board == pos.board).all()
+        assert nodes <= budget
+    assert status == vcf.WIN
+
+
+def test_opponent_vcf_is_the_other_colour():
+    # White to move; black threatens an open-four VCF white must stop.
+    pos = picture(THREE_MOVES)
+    pos.play("a1")
+    assert pos.to_move == WHITE
+    assert solve_vcf(pos, attacker=BLACK).found
+    assert find_vcf(pos) is None
+
+
+def test_bad_arguments():
+    pos = Position(GameConfig(width=9))
+    with pytest.raises(ValueError, match="budget"):
+        solve_vcf(pos, 0)
+    with pytest.raises(ValueError, match="attacker"):
+        solve_vcf(pos, attacker=3)
+    with pytest.raises(TypeError, match="Position"):
+        solve_vcf(pos.board)
