@@ -281,7 +281,7 @@ def test_exhausted_budget_is_unknown_never_none():
 
 def test_kernel_leaves_the_board_as_it_found_it():
     pos = picture(NINE_MOVES)
-    st = vcf.allocate_state(pos.height, pos.width)
+    st = vcf.allocate_state(pos.config.area)
     for budget in (1, 3, 10**6):
         board = pos.board.copy()
         status, length, nodes = vcf.solve_with(board, pos.height, pos.width, 5, 0, BLACK, -1,

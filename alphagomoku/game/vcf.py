@@ -78,8 +78,8 @@ class VcfState(NamedTuple):
     points: np.ndarray    # int32 (2,): completion points found
 
 
-def allocate_state(height: int, width: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> VcfState:
-    area = height * width
+def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> VcfState:
+    """Memory for a board of ``area`` points, with a table of 2**tt_bits proved failures."""
     plies = area // 2 + 2
     rng = np.random.default_rng(seed)
     zobrist = rng.integers(1, 2**62, size=(3, area), dtype=np.int64)
@@ -241,8 +241,6 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
     UNKNOWN."""
     defender = 3 - attacker
     area = h * w
-    if max_len <= 0 or max_len > area:
-        max_len = area
     for p in range(area):
         if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, attacker):
             line[0] = p
@@ -252,10 +250,24 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
         if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, defender):
             found = _add_point(points, found, p)
             if found == 2:
-                break
-    if found >= 2 or max_len < 2:
-        return NONE, 0, 0
+                return NONE, 0, 0
     forced = points[0] if found == 1 else NO_MOVE
+    return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
+                       zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points)
+
+
+@njit(**JIT)
+def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, zobrist,
+                tt_key, tt_len, cand, keys, frames, marks, meta, line, points):
+    """:func:`solve` for a caller that already knows the attacker has no five to play and the
+    defender has at most one, ``forced`` (NO_MOVE if none): the search tree does, and spares
+    the two whole-board scans this way."""
+    defender = 3 - attacker
+    area = h * w
+    if max_len <= 0 or max_len > area:
+        max_len = area
+    if max_len < 2:
+        return NONE, 0, 0
     key = zobrist[0, 0] if attacker != BLACK else 0
     for p in range(area):
         if board[p] != EMPTY:
@@ -358,3 +370,11 @@ def solve_with(board, h, w, n, rule, attacker, last_move, budget, max_len, st):
     return solve(board, h, w, n, rule, attacker, last_move, budget, max_len, st.zobrist,
                  st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks, st.meta, st.line,
                  st.points)
+
+
+@njit(**JIT)
+def solve_known_with(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, st):
+    """:func:`solve_known` with the state tuple unpacked."""
+    return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
+                       st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks,
+                       st.meta, st.line, st.points)

@@ -69,7 +69,7 @@ def state_for(config: GameConfig) -> vcf.VcfState:
     key = (config.height, config.width, config.n_in_row, config.rule_id)
     state = _STATES.get(key)
     if state is None:
-        state = _STATES[key] = vcf.allocate_state(config.height, config.width)
+        state = _STATES[key] = vcf.allocate_state(config.area)
     return state
 
 

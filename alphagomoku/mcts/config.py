@@ -47,6 +47,10 @@ class SearchConfig:
       replaces Dirichlet noise, so ``dirichlet_eps`` must be 0 with it.
     * ``gumbel_c_visit``, ``gumbel_c_scale``: sigma(q) = (c_visit + max visits) * c_scale * q
       on q rescaled to [0, 1]; mctx's defaults (50, 0.1).
+    * ``vcf_leaf_budget``: solver nodes of a VCF search (:mod:`alphagomoku.game.vcf`) at every
+      new node; a proved VCF solves the node as a win. 0 turns it off.
+    * ``vcf_root_budget``: the same at an unevaluated root, whose first VCF move is then the
+      only one searched; None means 10 times ``vcf_leaf_budget``.
     """
 
     num_simulations: int = 800
@@ -62,6 +66,8 @@ class SearchConfig:
     gumbel_m: int = 16
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 0.1
+    vcf_leaf_budget: int = 0
+    vcf_root_budget: int | None = None
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -85,11 +91,21 @@ class SearchConfig:
             # the reasons a public Gumbel implementation learned nothing (LightZero#493).
             raise ValueError("root_rule 'gumbel' explores with Gumbel noise: set dirichlet_eps "
                              f"to 0 (got {self.dirichlet_eps})")
+        _check_int("vcf_leaf_budget", self.vcf_leaf_budget, 0)
+        if self.vcf_root_budget is not None:
+            _check_int("vcf_root_budget", self.vcf_root_budget, 0)
 
     @property
     def root_fpu(self) -> float:
         """The first-play reduction the root uses."""
         return self.fpu_reduction if self.root_fpu_reduction is None else self.root_fpu_reduction
+
+    @property
+    def vcf_root(self) -> int:
+        """The VCF budget the root uses."""
+        if self.vcf_root_budget is None:
+            return 10 * self.vcf_leaf_budget
+        return self.vcf_root_budget
 
     def replace(self, **changes) -> "SearchConfig":
         return dataclasses.replace(self, **changes)

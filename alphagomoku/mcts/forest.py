@@ -122,6 +122,7 @@ class Forest:
             leaves_per_tree=cfg.leaves_per_tree, root_rule=ROOT_RULE_IDS[cfg.root_rule],
             gumbel_m=cfg.gumbel_m, gumbel_c_visit=float(cfg.gumbel_c_visit),
             gumbel_c_scale=float(cfg.gumbel_c_scale), write_planes=True, leaf_boards=False,
+            vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_root_budget=cfg.vcf_root,
         )
         self.gumbel = cfg.root_rule == 'gumbel'
         # The in-kernel evaluators need no planes.
@@ -131,7 +132,8 @@ class Forest:
         self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width)
         table = exploration_table(cfg.num_simulations + 2 * cfg.leaves_per_tree + 2,
                                   float(cfg.c_puct), float(cfg.c_base))
-        self._scratch = allocate_scratch(self.area, max_nodes, table)
+        self._scratch = allocate_scratch(self.area, max_nodes, table,
+                                         vcf=cfg.vcf_leaf_budget > 0 or cfg.vcf_root > 0)
         for i in range(num_trees):
             self._trees.rng[i] = seed_state(seed, i)
         self._live = np.zeros(num_trees, dtype=np.bool_)   # has a root with a move to search

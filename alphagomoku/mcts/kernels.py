@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from alphagomoku.game import kernels as game
+from alphagomoku.game import vcf as vcf_solver
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
@@ -245,8 +246,9 @@ def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, la
 
 
 @njit(**JIT)
-def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board):
-    """The unevaluated root as leaf ``j``, solved from the root's own scan for wins."""
+def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
+    """The unevaluated root as leaf ``j``, solved from the root's own scan for wins, or by a
+    VCF search (its first move then forced)."""
     color = np.int64(roots[t, COLOR])
     game.legal_mask_into(board, prm.height, prm.width, prm.rule, color, legal[j])
     status = UNKNOWN
@@ -261,13 +263,20 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board):
         if not legal[j, forced]:
             status = LOSS
             forced = NO_MOVE
+    if status == UNKNOWN and prm.vcf_root_budget > 0:
+        won, _, _ = vcf_solver.solve_known_with(board, prm.height, prm.width, prm.n_in_row,
+                                                prm.rule, color, roots[t, LAST_MOVE], forced,
+                                                prm.vcf_root_budget, 0, vcf)
+        if won == vcf_solver.WIN:
+            status = WIN
+            forced = vcf.line[0]
     _finish_leaf(info, leaf_board, legal, planes, prm, j, t, ROOT, board, color,
                  roots[t, LAST_MOVE], status, forced)
 
 
 @njit(**JIT)
 def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, prm, t, j, x,
-                  depth, color, last, before):
+                  depth, color, last, before, vcf):
     """Decide what the new, non-terminal node ``x`` needs: ``color`` to move, reached by
     ``last``; ``before`` is the mover's own previous move. Returns (outcome, exact value)."""
     h, w, n, rule = prm.height, prm.width, prm.n_in_row, prm.rule
@@ -298,6 +307,13 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
     if forced != NO_MOVE and not legal[j, forced]:
         nodes[t, x, STATUS] = LOSS  # renju: black's only block is forbidden
         return _EXACT, -1.0
+    if prm.vcf_leaf_budget > 0:
+        # The scans above found every immediate win, so the solver can skip its own.
+        won, _, _ = vcf_solver.solve_known_with(board, h, w, n, rule, color, last, forced,
+                                                prm.vcf_leaf_budget, 0, vcf)
+        if won == vcf_solver.WIN:
+            nodes[t, x, STATUS] = WIN
+            return _EXACT, 1.0
     _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last, UNKNOWN,
                  forced)
     return _NEEDS_EVAL, 0.0
@@ -305,13 +321,13 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
 
 @njit(**JIT)
 def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
-             leaf_board, legal, planes, board, points, explore, qbuf, prm, t, j):
+             leaf_board, legal, planes, board, points, explore, qbuf, prm, t, j, vcf):
     """One simulation's walk down tree ``t``. Returns (outcome, node reached, exact value)."""
     board[:] = root_board[t]
     if nodes[t, ROOT, VISITS] == 0:
         if nodes[t, ROOT, IN_FLIGHT] > 0:
             return _COLLIDED, ROOT, 0.0
-        _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board)
+        _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf)
         return _NEEDS_EVAL, ROOT, 0.0
     h, w = prm.height, prm.width
     area = h * w
@@ -363,13 +379,15 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
             nodes[t, x, STATUS] = DRAW
             return _EXACT, x, 0.0
         outcome, value = _classify_new(nodes, roots, info, leaf_board, legal, planes, board,
-                                       points, prm, t, j, x, depth, 3 - color, last, before)
+                                       points, prm, t, j, x, depth, 3 - color, last, before,
+                                       vcf)
         return outcome, x, value
 
 
 @njit(**JIT)
 def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
-                leaf_board, legal, planes, report, board, points, explore, qbuf, prm, t, quota, j):
+                leaf_board, legal, planes, report, board, points, explore, qbuf, prm, t, quota, j,
+                vcf):
     """Run up to ``quota`` simulations in tree ``t``, handing out at most leaves_per_tree leaves
     from slot ``j`` on; exact leaves are backed up here. Returns the next free slot."""
     sims = 0
@@ -377,7 +395,7 @@ def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_bo
     while sims < quota and leaves < prm.leaves_per_tree:
         outcome, x, value = _descend(nodes, values, edge_move, edge_prior, edge_child, roots,
                                      root_board, gumbel, info, leaf_board, legal, planes, board,
-                                     points, explore, qbuf, prm, t, j)
+                                     points, explore, qbuf, prm, t, j, vcf)
         if outcome == _COLLIDED:
             break
         if outcome == _NO_ROOM:
@@ -409,7 +427,7 @@ def gather(tr, lb, sc, prm, quota):
             j = gather_tree(tr.nodes, tr.values, tr.edge_move, tr.edge_prior, tr.edge_child,
                             tr.roots, tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal,
                             lb.planes, lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
-                            quota[t], j)
+                            quota[t], j, sc.vcf)
     return j
 
 

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from alphagomoku.game.constants import NUM_PLANES
+from alphagomoku.game.vcf import TT_BITS, VcfState, allocate_state
 
 ROOT = 0
 NO_NODE = -1      # edge_child of an edge never taken; PARENT of the root
@@ -127,6 +128,7 @@ class Scratch(NamedTuple):
     q: np.ndarray         # float64 (A,): completed Q of the root's edges (Gumbel)
     points: np.ndarray    # int32 (2,): winning points found by the threat look-ups
     explore: np.ndarray   # float64 (X,): c(n) * sqrt(n) for a parent with n visits, n < X
+    vcf: VcfState         # the VCF solver's stacks and table of proved failures
 
 
 class SearchParams(NamedTuple):
@@ -151,6 +153,8 @@ class SearchParams(NamedTuple):
     gumbel_c_scale: float
     write_planes: bool       # False when the evaluator runs inside a kernel and needs no planes
     leaf_boards: bool        # copy each leaf's board into LeafBatch.board (for rollouts)
+    vcf_leaf_budget: int     # VCF solver nodes at each new node (0: no VCF search)
+    vcf_root_budget: int     # and at an unevaluated root
 
 
 def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
@@ -189,7 +193,8 @@ def exploration_table(size: int, c_puct: float, c_base: float) -> np.ndarray:
     return c * np.sqrt(n)
 
 
-def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray) -> Scratch:
+def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray,
+                     vcf: bool = False) -> Scratch:
     return Scratch(
         board=np.zeros(area, dtype=np.int8),
         priors=np.zeros(area, dtype=np.float32),
@@ -199,6 +204,8 @@ def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray) -> Scratch:
         q=np.zeros(area, dtype=np.float64),
         points=np.full(2, -1, dtype=np.int32),
         explore=explore,
+        # Without VCF searches the solver's memory is never touched: a token table.
+        vcf=allocate_state(area, TT_BITS if vcf else 1),
     )
 
 
