@@ -4,7 +4,9 @@ Which player answers: ``--player SPEC`` if given (any spec of alphagomoku.eval.s
 and comparisons), else the network in ``--checkpoint PATH``, else the model shipped with the
 package, else pure MCTS (said in a MESSAGE line). The player is built at the first START, and
 the tactical check (win now, or block the opponent's win) runs before it on every move unless
-``--no-tactics``.
+``--no-tactics``, and so does a VCF search for both sides unless ``--no-vcf``: a proved win by
+continuous fours is played at once (``MESSAGE vcf: win in K (...)``), and an opponent's is
+stopped when a defence is proved.
 
 Only protocol lines go to stdout: anything else that prints (a library warning, say) is sent to
 stderr, so it cannot be read by the manager as an answer.
@@ -36,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stones in a row to win (Gomocup plays 5; other values for experiments)")
     p.add_argument("--no-tactics", action="store_true",
                    help="do not play immediate wins and blocks before asking the player")
+    p.add_argument("--no-vcf", action="store_true",
+                   help="do not search for wins by continuous fours (own, and the opponent's to "
+                        "stop) before asking the player")
+    p.add_argument("--vcf-budget", type=int, default=None, metavar="N",
+                   help="most solver nodes of each VCF search (default 100000; fewer when the "
+                        "move time is short)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
                         "little from more, and a tournament machine runs two engines at once)")
@@ -47,7 +55,7 @@ def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
-        from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
+        from alphagomoku.eval.players import VCF_NODES, BoardFallbackPlayer, TacticalPlayer
         from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
 
         notes = []
@@ -73,7 +81,10 @@ def player_factory(args):
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
         notes.append(f"player: {player.name}")
-        return (player if args.no_tactics else TacticalPlayer(player)), notes
+        if args.no_tactics:
+            return player, notes
+        budget = VCF_NODES if args.vcf_budget is None else args.vcf_budget
+        return TacticalPlayer(player, vcf=not args.no_vcf, vcf_budget=budget), notes
 
     return make
 
@@ -85,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--checkpoint: no file at {args.checkpoint}")
     if args.threads < 1:
         parser.error(f"--threads must be at least 1, got {args.threads}")
+    if args.vcf_budget is not None and args.vcf_budget < 1:
+        parser.error(f"--vcf-budget must be at least 1, got {args.vcf_budget}")
     if args.simulations is not None and args.simulations < 1:
         parser.error(f"--simulations must be at least 1, got {args.simulations}")
     if args.player:

@@ -311,6 +311,9 @@ class GomocupEngine:
             move = int(self.player.choose(position.copy(), budget))
             if not (0 <= move < legal.size and legal[move]):
                 raise ValueError(f"it chose {move}, not a legal point")
+            note = getattr(self.player, "last_note", None)
+            if note:
+                self.send(f"MESSAGE {note}")
         except Exception as e:  # noqa: BLE001 - answer with some move rather than lose on time
             self.send(f"MESSAGE {self.player.name} failed ({type(e).__name__}: {e}); "
                       "playing a fallback move")

@@ -168,20 +168,78 @@ class RandomPlayer:
         return int(self._rng.choice(position.legal_moves()))
 
 
-class TacticalPlayer:
-    """Wraps a player: plays an immediate win, or blocks the opponent's, before asking it."""
+# (TacticalPlayer) Solver nodes of each VCF search when no move time is given, and at most.
+VCF_NODES = 100_000
+# (TacticalPlayer) With a move time: the VCF searches may take this share of it, sized at the
+# solver speed below (a low estimate: `python scripts/benchmark.py vcf` measures it), and never
+# fewer nodes than VCF_MIN_NODES.
+VCF_TIME_SHARE = 0.2
+VCF_NODES_PER_S = 50_000
+VCF_MIN_NODES = 300
 
-    def __init__(self, inner: Player):
+
+class TacticalPlayer:
+    """Wraps a player: plays an immediate win, or blocks the opponent's, before asking it.
+
+    With ``vcf``, also: a proved VCF (:func:`alphagomoku.game.solve_vcf`) is played at once;
+    when the opponent has one, the player's own choice is kept only if it is proved to stop it,
+    else the first move that is (:func:`alphagomoku.eval.tactics.vcf_defences`). ``last_note``
+    says what it found for the last move (None when nothing), for the engine's MESSAGE line.
+    """
+
+    def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES):
+        if isinstance(vcf_budget, bool) or not isinstance(vcf_budget, int) or vcf_budget < 1:
+            raise ValueError(f"vcf_budget must be a positive integer, got {vcf_budget!r}")
         self.inner = inner
         self.name = inner.name
+        self.vcf = vcf
+        self.vcf_budget = vcf_budget
+        self.last_note: str | None = None
 
     def reset(self, game: GameConfig) -> None:
         self.inner.reset(game)
+        if self.vcf:
+            from alphagomoku.game import solve_vcf
+
+            solve_vcf(Position(game), 1)  # compile or load the solver now, not mid-game
+
+    def _vcf_nodes(self, time_left_s: float | None) -> int:
+        if time_left_s is None:
+            return self.vcf_budget
+        nodes = int(VCF_TIME_SHARE * time_left_s * VCF_NODES_PER_S)
+        return max(VCF_MIN_NODES, min(self.vcf_budget, nodes))
 
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
+        self.last_note = None
         move = tactical_move(position)
-        return move if move is not None else self.inner.choose(position, time_left_s)
+        if move is not None:
+            return move
+        if not self.vcf:
+            return self.inner.choose(position, time_left_s)
+        from alphagomoku.eval.tactics import vcf_defences
+        from alphagomoku.game import solve_vcf
+
+        start = time.monotonic()
+        nodes = self._vcf_nodes(time_left_s)
+        own = solve_vcf(position, nodes)
+        if own.found:
+            self.last_note = f"vcf: {own.describe()}"
+            return own.first_move
+        threat = solve_vcf(position, nodes, attacker=3 - position.to_move)
+        defences = vcf_defences(position, threat, max(1, nodes // 4)) if threat.found else []
+        if time_left_s is not None:
+            time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
+        move = self.inner.choose(position, time_left_s)
+        if threat.found:
+            note = f"vcf: opponent threatens {threat.describe()}"
+            if defences and move not in defences:
+                note += f"; {position.name(defences[0])} stops it, not {position.name(move)}"
+                move = defences[0]
+            elif not defences:
+                note += "; no defence proved"
+            self.last_note = note
+        return move
 
     def close(self) -> None:
         close_player(self.inner)

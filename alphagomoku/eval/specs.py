@@ -9,6 +9,8 @@ spec                              player
 ``net:PATH`` / ``net:PATH:N``     the network in PATH with MCTS (N simulations per move)
 ``engine:COMMAND``                a Gomocup engine started with COMMAND (shell-style words)
 ``default``                       the model shipped with the package, or pure MCTS without one
+``tactics:SPEC``                  SPEC behind the engine's check: win now, else block a five
+``vcf:SPEC``                      the same, and VCF searches: plays its own, stops the opponent's
 ================================  ===========================================================
 
 A spec is a string so that it crosses into spawned arena workers as it is, and each worker
@@ -28,7 +30,8 @@ DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
 FALLBACK_PLAYOUTS = 100_000
 
-SPEC_FORMS = "random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default"
+SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default, tactics:SPEC, "
+              "vcf:SPEC")
 
 
 class PlayerSpecError(ValueError):
@@ -37,11 +40,12 @@ class PlayerSpecError(ValueError):
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    kind: str  # random | pure | uniform | net | engine
+    kind: str  # random | pure | uniform | net | engine | tactics | vcf
     count: int | None = None  # playouts or simulations
     path: str | None = None
     command: str | None = None
     text: str = ""
+    inner: "PlayerSpec | None" = None  # the wrapped player of tactics: and vcf:
 
 
 def _count(spec: str, value: str) -> int:
@@ -71,6 +75,10 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     kind = kind.lower()
     if kind == "default" and not sep:
         return parse_player_spec(default_spec(), check_files)
+    if kind in ("tactics", "vcf"):
+        if not rest.strip():
+            raise PlayerSpecError(f"player spec {spec!r} needs a player: {kind}:SPEC")
+        return PlayerSpec(kind, inner=parse_player_spec(rest, check_files), text=text)
     if kind == "random" and not sep:
         return PlayerSpec("random", text=text)
     if kind in ("pure", "uniform"):
@@ -100,6 +108,11 @@ def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, de
     from alphagomoku.eval import players
 
     p = parse_player_spec(spec)
+    if p.kind in ("tactics", "vcf"):
+        inner = make_player(p.inner.text, seed, time_per_move, device)
+        player = players.TacticalPlayer(inner, vcf=p.kind == "vcf")
+        player.name = p.text
+        return player
     if p.kind == "random":
         return players.RandomPlayer(seed=seed, name=p.text)
     if p.kind == "pure":

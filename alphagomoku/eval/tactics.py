@@ -47,3 +47,46 @@ def tactical_move(position: Position) -> int | None:
         if legal[p]:  # under renju black may be unable to block on a forbidden point
             return p
     return None
+
+
+def four_moves(position: Position, color: int) -> list[int]:
+    """Empty points where a stone of ``color`` would make a four (a five to play next)."""
+    from alphagomoku.game import vcf
+
+    c = position.config
+    board = position.board.copy()
+    points = np.full(2, -1, dtype=np.int32)
+    out = []
+    for p in np.flatnonzero(board == EMPTY):
+        board[p] = color
+        if vcf.completions(board, c.height, c.width, c.n_in_row, c.rule_id, int(p), color,
+                           points) > 0:
+            out.append(int(p))
+        board[p] = EMPTY
+    return out
+
+
+def vcf_defences(position: Position, threat, budget: int) -> list[int]:
+    """Moves of the side to move after which the opponent's VCF ``threat`` (a VcfResult of the
+    opponent) is proved gone, each checked with a VCF search of ``budget`` nodes. Candidates,
+    in this order: the points of the opponent's line (its fours first, then the blocks it
+    expects), then the side to move's own fours (each forces a reply and may break the line).
+    Empty when none of them is proved to work."""
+    from alphagomoku.game import solve_vcf
+
+    me = position.to_move
+    legal = position.legal_mask()
+    seen = set()
+    out = []
+    line = [m for m in threat.moves[0::2] + threat.moves[1::2] if m >= 0]
+    for p in line + four_moves(position, me):
+        if p in seen or not legal[p]:
+            continue
+        seen.add(p)
+        after = position.copy()
+        after.play(p)
+        if after.is_over:
+            return [p]  # cannot happen after tactical_move found no win; kept safe
+        if solve_vcf(after, budget).status == "none":
+            out.append(p)
+    return out
