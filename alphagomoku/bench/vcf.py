@@ -1,0 +1,153 @@
+"""The VCF solver: its speed, its cost inside self-play, and what it adds to the engine's play.
+
+Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise:
+
+1. Self-play games (the shipped model, the training loop's ``play_games`` in this process, one
+   torch thread as in a worker) with the leaf check off and on: seconds per move, and the extra
+   share the check costs. Every position of these games is kept for part 2.
+2. The solver on those positions, for both sides: nodes per second and the time of one call at
+   the leaf budget and at the root budget.
+3. The engine's player with the solver (``vcf:net:MODEL``: its own VCF played, the opponent's
+   stopped) against the same without it (``tactics:net:MODEL``: immediate wins and blocks only),
+   at equal time per move from balanced openings, each played with both colours: score and Elo
+   with a 95% interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="weights file (default: the shipped model)")
+    p.add_argument("--selfplay-games", type=int, default=8, help="games per self-play run")
+    p.add_argument("--simulations", type=int, default=64, help="self-play simulations per move")
+    p.add_argument("--leaf-budget", type=int, default=None,
+                   help="VCF nodes per new node (default: SearchConfig's when it is on, else 100)")
+    p.add_argument("--root-budget", type=int, default=None,
+                   help="VCF nodes at a root (default 10 x the leaf budget)")
+    p.add_argument("--games", type=int, default=40, help="engine-match games (even)")
+    p.add_argument("--time-per-move", type=float, default=0.2, help="engine-match seconds a move")
+    p.add_argument("--workers", type=int, default=2, help="engine-match worker processes")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _selfplay(model, game, search, games: int, seed: int) -> tuple[list, dict]:
+    import torch
+
+    from alphagomoku.nn import Evaluator
+    from alphagomoku.selfplay.game_loop import SelfPlaySettings, play_games
+
+    torch.set_num_threads(1)
+    evaluator = Evaluator(model, torch.device("cpu"))
+    settings = SelfPlaySettings(games_at_once=games)
+    play_games(evaluator, game, search.replace(num_simulations=2), settings, 1, seed)  # warm-up
+    return play_games(evaluator, game, search, settings, games, seed)
+
+
+def _positions(records, game):
+    from alphagomoku.game import Position
+
+    out = []
+    for record in records:
+        pos = Position(game)
+        for move in record.moves[:-1]:
+            pos.play(int(move))
+            out.append(pos.copy())
+    return out
+
+
+def _solver_timing(positions, budget: int) -> dict:
+    """Each position searched for both sides with a fresh table, as one call each."""
+    from alphagomoku.game import vcf
+
+    cfg = positions[0].config
+    times = []
+    nodes = 0
+    found = unknown = 0
+    state = vcf.allocate_state(cfg.area)
+    vcf.solve_with(positions[0].board.copy(), cfg.height, cfg.width, cfg.n_in_row, cfg.rule_id,
+                   1, -1, 1, 0, state)  # load the kernel before timing
+    for pos in positions:
+        for attacker in (1, 2):
+            vcf.clear_table(state)
+            board = pos.board.copy()
+            t0 = time.perf_counter()
+            status, _, n = vcf.solve_with(board, cfg.height, cfg.width, cfg.n_in_row,
+                                          cfg.rule_id, attacker, pos.last_move, budget, 0, state)
+            times.append(time.perf_counter() - t0)
+            nodes += n
+            found += status == vcf.WIN
+            unknown += status == vcf.UNKNOWN
+    t = np.array(times)
+    return {
+        "calls": len(times),
+        "nodes_per_second": nodes / t.sum(),
+        "mean_nodes": nodes / len(times),
+        "mean_call_ms": 1000 * t.mean(),
+        "p99_call_ms": 1000 * float(np.quantile(t, 0.99)),
+        "max_call_ms": 1000 * t.max(),
+        "share_found": found / len(times),
+        "share_unknown": unknown / len(times),
+    }
+
+
+def run(args) -> dict:
+    from alphagomoku.eval.arena import run_arena
+    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.game import GameConfig
+    from alphagomoku.mcts import SearchConfig
+    from alphagomoku.nn.io import load_model
+
+    path = args.model or str(DEFAULT_MODEL)
+    model = load_model(path, device="cpu").eval()
+    size = model.config.width
+    game = GameConfig(width=size, height=model.config.height)
+    leaf = args.leaf_budget or SearchConfig().vcf_leaf_budget or 100
+    root = args.root_budget or 10 * leaf
+    out: dict = {"model": path, "board": f"{game.width}x{game.height}", "rule": game.rule,
+                 "leaf_budget": leaf, "root_budget": root}
+
+    base = SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25)
+    rec_off, off = _selfplay(model, game, base.replace(vcf_leaf_budget=0, vcf_root_budget=0),
+                             args.selfplay_games, args.seed)
+    rec_on, on = _selfplay(model, game, base.replace(vcf_leaf_budget=leaf, vcf_root_budget=root),
+                           args.selfplay_games, args.seed)
+    per_move_off = off["seconds"] / off["positions"]
+    per_move_on = on["seconds"] / on["positions"]
+    out.update({
+        "selfplay_simulations": args.simulations,
+        "selfplay_positions_off": off["positions"],
+        "selfplay_positions_on": on["positions"],
+        "selfplay_ms_per_move_off": 1000 * per_move_off,
+        "selfplay_ms_per_move_on": 1000 * per_move_on,
+        "selfplay_extra_share": per_move_on / per_move_off - 1.0,
+        "selfplay_network_share_off": off["network_seconds"] / off["seconds"],
+    })
+
+    positions = _positions(rec_off + rec_on, game)
+    out["positions"] = len(positions)
+    for label, budget in (("leaf", leaf), ("root", root)):
+        for key, value in _solver_timing(positions, budget).items():
+            out[f"solver_{label}_{key}"] = value
+
+    if args.games:
+        match = run_arena(f"vcf:net:{path}", f"tactics:net:{path}", args.games, game,
+                          workers=args.workers, seed=args.seed,
+                          time_per_move=args.time_per_move, device="cpu")
+        elo = match.elo
+        w, d, l = match.counts()
+        out.update({
+            "match_games": args.games,
+            "match_time_per_move_s": args.time_per_move,
+            "match_wins_draws_losses": f"{w}-{d}-{l}",
+            "match_score": match.score,
+            "match_elo": elo.elo,
+            "match_elo_95": [elo.lower, elo.upper],
+            "match_mean_moves": float(np.mean([r.length for r in match.records])),
+            "match_seconds": match.seconds,
+        })
+    return out
