@@ -3,11 +3,14 @@
 Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise:
 
 1. Self-play games (the shipped model, the training loop's ``play_games`` in this process, one
-   torch thread as in a worker) with the leaf check off and on: seconds per move, and the extra
-   share the check costs. Every position of these games is kept for part 2.
+   torch thread as in a worker) with the VCF checks off and on: seconds per move. The games
+   differ once a check changes a move, so this figure is noisy; every position of these games
+   is kept for parts 2 and 3.
 2. The solver on those positions, for both sides: nodes per second and the time of one call at
-   the leaf budget and at the root budget.
-3. The engine's player with the solver (``vcf:net:MODEL``: its own VCF played, the opponent's
+   the leaf budget (called as a new node calls it) and at the root budget (as the engine does).
+3. The cost of the checks on equal terms: the self-play search (8 trees a batch, the same
+   simulations) on those same positions with the checks off and on, timed batch by batch.
+4. The engine's player with the solver (``vcf:net:MODEL``: its own VCF played, the opponent's
    stopped) against the same without it (``tactics:net:MODEL``: immediate wins and blocks only),
    at equal time per move from balanced openings, each played with both colours: score and Elo
    with a 95% interval.
@@ -60,26 +63,43 @@ def _positions(records, game):
     return out
 
 
-def _solver_timing(positions, budget: int) -> dict:
-    """Each position searched for both sides with a fresh table, as one call each."""
+def _solver_timing(positions, budget: int, known: bool) -> dict:
+    """Each position searched for both sides, the table kept from call to call as the search
+    and the engine keep it. ``known``: as a new node of the search calls it (:func:`solve_known`,
+    the immediate wins already found); else as the engine does (:func:`solve`, which scans for
+    them)."""
     from alphagomoku.game import vcf
+    from alphagomoku.game.kernels import would_win
 
     cfg = positions[0].config
+    h, w, n, rule = cfg.height, cfg.width, cfg.n_in_row, cfg.rule_id
     times = []
     nodes = 0
     found = unknown = 0
     state = vcf.allocate_state(cfg.area)
-    vcf.solve_with(positions[0].board.copy(), cfg.height, cfg.width, cfg.n_in_row, cfg.rule_id,
-                   1, -1, 1, 0, state)  # load the kernel before timing
+    vcf.solve_with(positions[0].board.copy(), h, w, n, rule, 1, -1, 1, 0, state)  # load it
+    vcf.solve_known_with(positions[0].board.copy(), h, w, n, rule, 1, -1, -1, 1, 0, state)
     for pos in positions:
         for attacker in (1, 2):
-            vcf.clear_table(state)
             board = pos.board.copy()
-            t0 = time.perf_counter()
-            status, _, n = vcf.solve_with(board, cfg.height, cfg.width, cfg.n_in_row,
-                                          cfg.rule_id, attacker, pos.last_move, budget, 0, state)
+            if known:
+                empty = np.flatnonzero(board == 0)
+                if any(would_win(board, h, w, n, rule, int(p), attacker) for p in empty):
+                    continue
+                threats = [int(p) for p in empty
+                           if would_win(board, h, w, n, rule, int(p), 3 - attacker)]
+                if len(threats) > 1:
+                    continue
+                forced = threats[0] if threats else -1
+                t0 = time.perf_counter()
+                status, _, k = vcf.solve_known_with(board, h, w, n, rule, attacker,
+                                                    pos.last_move, forced, budget, 0, state)
+            else:
+                t0 = time.perf_counter()
+                status, _, k = vcf.solve_with(board, h, w, n, rule, attacker, pos.last_move,
+                                              budget, 0, state)
             times.append(time.perf_counter() - t0)
-            nodes += n
+            nodes += k
             found += status == vcf.WIN
             unknown += status == vcf.UNKNOWN
     t = np.array(times)
@@ -93,6 +113,35 @@ def _solver_timing(positions, budget: int) -> dict:
         "share_found": found / len(times),
         "share_unknown": unknown / len(times),
     }
+
+
+def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, float]:
+    """Seconds per search of ``search`` (as self-play runs it: 8 trees a batch, the network on
+    one CPU thread) on the same positions with the VCF checks off and on, interleaved batch by
+    batch so that other load on the machine hits both alike; the best of ``rounds``."""
+    import torch
+
+    from alphagomoku.mcts import Forest
+    from alphagomoku.nn import Evaluator
+
+    torch.set_num_threads(1)
+    evaluator = Evaluator(model, torch.device("cpu"))
+    k = 8
+    configs = (search.replace(vcf_leaf_budget=0, vcf_root_budget=0), search)
+    forests = [Forest(positions[0].config, c, k) for c in configs]
+    best = [np.inf, np.inf]
+    for _ in range(rounds):
+        spent = [0.0, 0.0]
+        for start in range(0, len(positions) - k + 1, k):
+            for which, forest in enumerate(forests):
+                for i in range(k):
+                    forest.reset(i, positions[start + i])
+                t0 = time.perf_counter()
+                forest.run(evaluator)
+                spent[which] += time.perf_counter() - t0
+        best = [min(b, s) for b, s in zip(best, spent)]
+    searches = (len(positions) // k) * k
+    return best[0] / searches, best[1] / searches
 
 
 def run(args) -> dict:
@@ -130,9 +179,16 @@ def run(args) -> dict:
 
     positions = _positions(rec_off + rec_on, game)
     out["positions"] = len(positions)
-    for label, budget in (("leaf", leaf), ("root", root)):
-        for key, value in _solver_timing(positions, budget).items():
+    for label, budget, known in (("leaf", leaf, True), ("root", root, False)):
+        for key, value in _solver_timing(positions, budget, known).items():
             out[f"solver_{label}_{key}"] = value
+    off_s, on_s = _search_timing(model, positions, base.replace(vcf_leaf_budget=leaf,
+                                                                vcf_root_budget=root))
+    out.update({
+        "search_ms_off": 1000 * off_s,
+        "search_ms_on": 1000 * on_s,
+        "search_extra_share": on_s / off_s - 1.0,
+    })
 
     if args.games:
         match = run_arena(f"vcf:net:{path}", f"tactics:net:{path}", args.games, game,
@@ -147,7 +203,7 @@ def run(args) -> dict:
             "match_score": match.score,
             "match_elo": elo.elo,
             "match_elo_95": [elo.lower, elo.upper],
-            "match_mean_moves": float(np.mean([r.length for r in match.records])),
+            "match_mean_moves": float(np.mean([len(r.moves) for r in match.records])),
             "match_seconds": match.seconds,
         })
     return out

@@ -176,6 +176,23 @@ VCF_NODES = 100_000
 VCF_TIME_SHARE = 0.2
 VCF_NODES_PER_S = 50_000
 VCF_MIN_NODES = 300
+# (TacticalPlayer) With ``vcf``, the wrapped PUCT player's search also runs a VCF search of this
+# many nodes at every new node (SearchConfig.vcf_leaf_budget), unless its config sets one.
+VCF_LEAF_NODES = 100
+
+
+def _search_with_vcf(player) -> None:
+    """Turn on the leaf VCF check in ``player``'s PUCT search (and in a BoardFallbackPlayer's)."""
+    if isinstance(player, BoardFallbackPlayer):
+        _search_with_vcf(player.primary)
+        _search_with_vcf(player.fallback)
+    elif isinstance(player, _SearchPlayer):
+        from alphagomoku.mcts import search_config as player_defaults
+
+        base = player.search_config or player_defaults()
+        if base.vcf_leaf_budget == 0:
+            # The root was searched already, with the larger budget, before the player is asked.
+            player.search_config = base.replace(vcf_leaf_budget=VCF_LEAF_NODES, vcf_root_budget=0)
 
 
 class TacticalPlayer:
@@ -185,6 +202,7 @@ class TacticalPlayer:
     when the opponent has one, the player's own choice is kept only if it is proved to stop it,
     else the first move that is (:func:`alphagomoku.eval.tactics.vcf_defences`). ``last_note``
     says what it found for the last move (None when nothing), for the engine's MESSAGE line.
+    A wrapped PUCT player's search gets the leaf check too (VCF_LEAF_NODES).
     """
 
     def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES):
@@ -195,6 +213,8 @@ class TacticalPlayer:
         self.vcf = vcf
         self.vcf_budget = vcf_budget
         self.last_note: str | None = None
+        if vcf:
+            _search_with_vcf(inner)
 
     def reset(self, game: GameConfig) -> None:
         self.inner.reset(game)
