@@ -170,9 +170,10 @@ class RandomPlayer:
 
 # (TacticalPlayer) Solver nodes of each VCF search when no move time is given, and at most.
 VCF_NODES = 100_000
-# (TacticalPlayer) With a move time: the VCF searches may take this share of it, sized at the
-# solver speed below (a low estimate: `python scripts/benchmark.py vcf` measures it), and never
-# fewer nodes than VCF_MIN_NODES.
+# (TacticalPlayer) With a move time: each VCF search is sized to this share of it at the solver
+# speed below (a low estimate: `python scripts/benchmark.py vcf` measures it), never fewer nodes
+# than VCF_MIN_NODES, and the checks of defences against an opponent's VCF stop once the searches
+# together have taken that share.
 VCF_TIME_SHARE = 0.2
 VCF_NODES_PER_S = 50_000
 VCF_MIN_NODES = 300
@@ -247,7 +248,10 @@ class TacticalPlayer:
             self.last_note = f"vcf: {own.describe()}"
             return own.first_move
         threat = solve_vcf(position, nodes, attacker=3 - position.to_move)
-        defences = vcf_defences(position, threat, max(1, nodes // 4)) if threat.found else []
+        defences = []
+        if threat.found:
+            deadline = None if time_left_s is None else start + VCF_TIME_SHARE * time_left_s
+            defences = vcf_defences(position, threat, max(1, nodes // 4), deadline)
         if time_left_s is not None:
             time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
         move = self.inner.choose(position, time_left_s)

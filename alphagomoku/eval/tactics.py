@@ -66,12 +66,15 @@ def four_moves(position: Position, color: int) -> list[int]:
     return out
 
 
-def vcf_defences(position: Position, threat, budget: int) -> list[int]:
+def vcf_defences(position: Position, threat, budget: int, deadline: float | None = None) -> list[int]:
     """Moves of the side to move after which the opponent's VCF ``threat`` (a VcfResult of the
     opponent) is proved gone, each checked with a VCF search of ``budget`` nodes. Candidates,
     in this order: the points of the opponent's line (its fours first, then the blocks it
     expects), then the side to move's own fours (each forces a reply and may break the line).
-    Empty when none of them is proved to work."""
+    Empty when none of them is proved to work. Past ``deadline`` (a ``time.monotonic()``
+    time) no further candidate is checked."""
+    import time
+
     from alphagomoku.game import solve_vcf
 
     me = position.to_move
@@ -80,6 +83,8 @@ def vcf_defences(position: Position, threat, budget: int) -> list[int]:
     out = []
     line = [m for m in threat.moves[0::2] + threat.moves[1::2] if m >= 0]
     for p in line + four_moves(position, me):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         if p in seen or not legal[p]:
             continue
         seen.add(p)

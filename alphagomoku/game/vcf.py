@@ -54,7 +54,7 @@ _FRAME_FIELDS = 5
 
 # meta[field] (int64)
 _M_STAMP = 0   # generation stamp for de-duplicating candidates in marks
-_META_FIELDS = 2
+_META_FIELDS = 1
 
 _DX = np.array([1, 0, 1, 1], dtype=np.int64)
 _DY = np.array([0, 1, 1, -1], dtype=np.int64)
