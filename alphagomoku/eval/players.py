@@ -20,7 +20,7 @@ from typing import Callable, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from alphagomoku.eval.tactics import tactical_move
-from alphagomoku.game import GameConfig, Position
+from alphagomoku.game import BLACK, GameConfig, Position
 
 T = TypeVar("T")
 
@@ -220,9 +220,12 @@ class TacticalPlayer:
     def reset(self, game: GameConfig) -> None:
         self.inner.reset(game)
         if self.vcf:
+            from alphagomoku.eval.tactics import four_moves
             from alphagomoku.game import solve_vcf
 
-            solve_vcf(Position(game), 1)  # compile or load the solver now, not mid-game
+            # Compile or load the solver's kernels now, not in the first move's time.
+            solve_vcf(Position(game), 1)
+            four_moves(Position(game), BLACK)
 
     def _vcf_nodes(self, time_left_s: float | None) -> int:
         if time_left_s is None:
