@@ -26,8 +26,11 @@ TINY = {
     "selfplay_games": 4, "games_per_task": 4, "simulations": 8, "batch_size": 32,
     "min_buffer_positions": 32, "buffer_positions": 2000, "steps_per_epoch": 2,
 }
-# Settings of a run rather than of a recipe: configs/old.json need not pin them.
-RUN_SPECIFIC = {"run_dir", "seed", "device", "time_budget_minutes", "snapshot_minutes"}
+# Settings of a run or of the machine rather than of a recipe: configs/old.json need not pin
+# them. The inference backend changes the speed, not what is learned, so old and new recipes
+# compared on one machine both get the faster one.
+RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "time_budget_minutes",
+                "snapshot_minutes"}
 
 
 def script(name: str, args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
