@@ -18,7 +18,7 @@ from alphagomoku.selfplay.openings import (
     choose_balanced,
     random_stones,
 )
-from alphagomoku.selfplay.records import GameRecord
+from alphagomoku.selfplay.records import BadRecordError, GameRecord
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import ReplayBuffer, decided_mask
 from alphagomoku.train.config import ConfigError, TrainConfig
@@ -192,6 +192,26 @@ def test_play_games_records_openings_and_search_kinds(rule):
                 # The improved policy covers every legal move, not only visited ones.
                 assert (p[legal] > 0).mean() > 0.5 or p.max() == 1.0
             pos.play(int(r.moves[r.opening + j]))
+
+
+# -- games ended by a proved VCF ------------------------------------------------------------------------
+
+def test_games_end_at_a_proved_vcf_and_the_parent_checks_it():
+    search = SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4)
+    settings = SelfPlaySettings(games_at_once=4, vcf_end_budget=2000)
+    records, _ = play_games(uniform_evaluator, GAME, search, settings, 8, seed=1)
+    ended = [r for r in records if r.vcf_ended]
+    assert ended, "uniform play leaves VCFs on the board: some game must end by one"
+    for r in records:
+        r.validate(GAME)  # the parent re-proves each VCF ending
+    r = ended[0]
+    pos = Position.from_moves(r.moves.tolist(), GAME)
+    assert not pos.is_over and r.result == pos.to_move
+    # A record claiming a VCF where the winner is the other side is refused.
+    fake = GameRecord(r.moves, r.policies, r.root_values, 3 - r.result, opening=r.opening,
+                      move_values=r.move_values, full_search=r.full_search, vcf_ended=True)
+    with pytest.raises(BadRecordError, match="VCF"):
+        fake.validate(GAME)
 
 
 # -- per-colour counts and the collapse warning ----------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.position import Position
+from alphagomoku.game.vcf_search import solve_vcf
 from alphagomoku.mcts import Forest, SearchConfig, select_move
 from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
 from alphagomoku.selfplay.records import GameRecord
@@ -36,6 +37,8 @@ class SelfPlaySettings:
     openings: OpeningSettings | None = None  # None: every game from the empty board
     full_search_share: float = 1.0   # playout cap randomisation: moves given the full search
     fast_simulations: int = 0        # root visits of the other moves' fast search
+    vcf_end_budget: int = 0          # end a game when the side to move has a VCF proved within
+                                     # this many solver nodes (0: play every game out)
 
     def __post_init__(self):
         if not 0.0 < self.full_search_share <= 1.0:
@@ -180,11 +183,14 @@ def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettin
     position.play(move)
     if position.is_over:
         return _finish(slot, position.winner, resigned=False)
+    if settings.vcf_end_budget and solve_vcf(position, settings.vcf_end_budget).found:
+        # The rest of the game is a forced sequence of fours: playing it out teaches little.
+        return _finish(slot, position.to_move, resigned=False, vcf_ended=True)
     forest.advance(i, move)
     return None
 
 
-def _finish(slot: _Slot, result: int, resigned: bool) -> GameRecord:
+def _finish(slot: _Slot, result: int, resigned: bool, vcf_ended: bool = False) -> GameRecord:
     searched = len(slot.policies)
     return GameRecord(
         moves=np.asarray(slot.position.moves, dtype=np.int16),
@@ -197,4 +203,5 @@ def _finish(slot: _Slot, result: int, resigned: bool) -> GameRecord:
         opening=slot.opening,
         move_values=np.asarray(slot.move_values, dtype=np.float16),
         full_search=np.asarray(slot.full[:searched], dtype=np.bool_),
+        vcf_ended=vcf_ended,
     )

@@ -11,6 +11,10 @@ from alphagomoku.game.constants import BLACK, DRAW, WHITE
 from alphagomoku.game.position import IllegalMoveError, Position
 
 
+#: Solver nodes the parent spends confirming a game ended by a VCF (far more than self-play's).
+VCF_CHECK_BUDGET = 20_000
+
+
 class BadRecordError(ValueError):
     """A game record that cannot be training data (empty, inconsistent, illegal)."""
 
@@ -29,6 +33,7 @@ class GameRecord:
     opening: int = 0         # leading moves that are the opening (no targets)
     move_values: np.ndarray | None = None  # float16 (S,): search value of the move played
     full_search: np.ndarray | None = None  # bool (S,): full search (policy target) or fast one
+    vcf_ended: bool = False  # ended when the side to move had a proved VCF (it is the winner)
     stats: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -85,7 +90,15 @@ class GameRecord:
                 pos.play(int(m))
         except IllegalMoveError as e:
             raise BadRecordError(f"record does not replay: {e}") from None
-        if self.resigned:
+        if self.vcf_ended:
+            from alphagomoku.game.vcf_search import solve_vcf
+
+            # Checked again here: a claimed VCF that the solver cannot confirm is not data.
+            if pos.is_over or self.result != pos.to_move \
+                    or not solve_vcf(pos, VCF_CHECK_BUDGET).found:
+                raise BadRecordError("record says the side to move had a VCF, the solver does "
+                                     "not confirm it")
+        elif self.resigned:
             if pos.is_over:
                 raise BadRecordError("record says resigned but the board had already decided the game")
         elif pos.winner != self.result:

@@ -36,9 +36,9 @@ class TrainConfig:
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
-    games_per_task: int = 8           # games one worker plays at once (one network batch per step)
-    simulations: int = 64             # MCTS simulations per move (root visits)
-    search: str = "puct"              # root search: puct (visit targets) | gumbel (Gumbel AlphaZero)
+    games_per_task: int = 16          # games one worker plays at once (one network batch per step)
+    simulations: int = 32             # MCTS simulations per move (root visits)
+    search: str = "gumbel"            # root search: gumbel (Gumbel AlphaZero) | puct (visit targets)
     gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
     gumbel_c_visit: float = 50.0      # gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
     gumbel_c_scale: float = 0.1
@@ -48,6 +48,8 @@ class TrainConfig:
     temperature_moves: int = 8        # puct: moves played in proportion to visits; then the most visited
     full_search_share: float = 1.0    # playout cap randomisation: moves given the full search and a policy target
     fast_simulations: int = 16        # the other moves' search (value target only)
+    vcf_leaf_budget: int = 0          # VCF solver nodes at each new search node (0: off)
+    vcf_end_budget: int = 0           # end a self-play game once the mover has a VCF proved within this (0: off)
     opening_share: float = 0.9        # games started from a balanced random opening
     opening_min_stones: int = 1
     opening_max_stones: int = 8
@@ -58,13 +60,13 @@ class TrainConfig:
     max_worker_failures: int = 3      # pool rebuilds per epoch before the run stops
     # -- training ---------------------------------------------------------------------------------
     epochs: int = 8
-    batch_size: int = 128
+    batch_size: int = 256
     lr: float = 2e-3
     lr_schedule: str = "cosine"       # cosine | constant
     weight_decay: float = 1e-4        # L2 on the weights
     steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
     sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
-    value_q_weight: float = 0.0       # value target (1 - w) * result + w * search value of the move played
+    value_q_weight: float = 0.5       # value target (1 - w) * result + w * search value of the move played
     decided_weight: float = 1.0       # weight of positions already decided (1 = no down-weighting)
     decided_threshold: float = 0.9    # decided: |root value| above this ...
     decided_plies: int = 3            # ... for this many searched plies in a row
@@ -125,6 +127,8 @@ class TrainConfig:
         need(self.full_search_share == 1 or 2 <= self.fast_simulations <= self.simulations,
              "fast_simulations",
              f"must be from 2 to --simulations ({self.simulations}), got {self.fast_simulations}")
+        need(self.vcf_leaf_budget >= 0, "vcf_leaf_budget", "must be 0 (off) or more")
+        need(self.vcf_end_budget >= 0, "vcf_end_budget", "must be 0 (off) or more")
         need(0 <= self.opening_share <= 1, "opening_share", "must be within [0, 1]")
         need(0 <= self.opening_min_stones <= self.opening_max_stones, "opening_min_stones",
              f"must be from 0 to --opening-max-stones ({self.opening_max_stones})")

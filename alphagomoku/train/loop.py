@@ -203,7 +203,7 @@ class Trainer:
             num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
             dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
             gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
-            gumbel_c_scale=cfg.gumbel_c_scale,
+            gumbel_c_scale=cfg.gumbel_c_scale, vcf_leaf_budget=cfg.vcf_leaf_budget,
         )
         openings = None
         if cfg.opening_share > 0:
@@ -214,7 +214,7 @@ class Trainer:
             games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
             resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
             openings=openings, full_search_share=cfg.full_search_share,
-            fast_simulations=cfg.fast_simulations,
+            fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
         )
         device, num_gpus = worker_devices(self.device, cfg.device)
         # One torch thread per CPU worker: workers are the parallelism, and several threads per
@@ -325,6 +325,7 @@ class Trainer:
             avg_length=sum(r.length for r in records) / len(records),
             black_wins=results.count(BLACK), white_wins=results.count(WHITE), draws=results.count(DRAW),
             resignations=sum(r.resigned for r in records),
+            vcf_endings=sum(r.vcf_ended for r in records),
             false_resignations=sum(r.false_resignation for r in records),
             selfplay_seconds=elapsed, positions_per_second=positions / max(elapsed, 1e-9),
             network_share=totals["network_seconds"] / max(totals["seconds"], 1e-9),
