@@ -3,7 +3,9 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-FINAL_EVAL_GAMES ?= 10
+FINAL_EVAL_GAMES ?= 20
+# make train's budget: the default recipe (the cpu-hour one, scaled down) for this many minutes.
+TRAIN_MINUTES ?= 4
 # Numba writes compiled kernels here, so spawned workers and later runs load them instead of
 # compiling again.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.venv/numba-cache
@@ -27,7 +29,8 @@ $(VENV)/.installed: pyproject.toml tools/install_torch.py
 RUN ?= runs/make-train-$(shell date +%Y%m%d-%H%M%S)
 
 train: setup
-	$(PY) scripts/train.py --run-dir $(RUN) --final-eval-games $(FINAL_EVAL_GAMES)
+	$(PY) scripts/train.py --run-dir $(RUN) --epochs 1000 --time-budget-minutes $(TRAIN_MINUTES) \
+	    --final-eval-games $(FINAL_EVAL_GAMES)
 
 test: setup
 	$(PY) -m pytest -q

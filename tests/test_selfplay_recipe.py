@@ -256,3 +256,19 @@ def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
 def test_recipe_settings_are_validated(change, flag):
     with pytest.raises(ConfigError, match=flag):
         TrainConfig(**change)
+
+
+def test_selfplay_games_export_to_psq_with_their_openings(tmp_path):
+    from alphagomoku.records import read_psq
+    from alphagomoku.train.game_files import export_psq, save_games
+
+    search = SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4)
+    settings = SelfPlaySettings(games_at_once=4, openings=OpeningSettings(share=1.0))
+    records, _ = play_games(uniform_evaluator, GAME, search, settings, 4, seed=2)
+    save_games(tmp_path / "epoch_000001.npz", records, GAME)
+    files = export_psq(tmp_path / "epoch_000001.npz", tmp_path / "psq")
+    assert len(files) == 4
+    for f, r in zip(files, records):
+        back = read_psq(f, GAME)
+        assert back.moves == r.moves.tolist() and back.opening == r.opening > 0
+        assert back.winner == r.result

@@ -42,3 +42,21 @@ def load_games(path: str | Path) -> tuple[GameConfig, list[dict]]:
             for m, r, s, o in zip(moves, data["results"], data["resigned"], openings)
         ]
     return game, games
+
+
+def export_psq(path: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write each game of an epoch file as ``.psq`` (Piskvork) in ``out_dir``, its random
+    opening recorded as such, so the arena and other tools replay the game from its start."""
+    from alphagomoku.game.constants import DRAW
+    from alphagomoku.records import GameRecord, write_psq
+
+    game, games = load_games(path)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for k, g in enumerate(games):
+        reason = "resigned" if g["resigned"] else ("draw" if g["result"] == DRAW else "")
+        record = GameRecord(game=game, moves=g["moves"], black="self-play", white="self-play",
+                            winner=g["result"], reason=reason, opening=g["opening"])
+        written.append(write_psq(record, out_dir / f"{Path(path).stem}_{k:04d}.psq"))
+    return written
