@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from dataclasses import fields
@@ -93,13 +94,19 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
-    print("configuration:\n" + json.dumps(cfg.to_dict(), indent=2), flush=True)
+    # Under torchrun every rank runs this; one copy of the configuration is enough, and any error
+    # says which rank it comes from.
+    rank = os.environ.get("RANK") if "WORLD_SIZE" in os.environ else None
+    where = f"[rank {rank}] " if rank is not None else ""
+    if rank in (None, "0"):
+        print("configuration:\n" + json.dumps(cfg.to_dict(), indent=2), flush=True)
 
     import torch
 
     from alphagomoku.device import DeviceError
     from alphagomoku.nn.io import CheckpointError
     from alphagomoku.selfplay.pool import SelfPlayError
+    from alphagomoku.train.distributed import DistributedError
     from alphagomoku.train.loop import Trainer
 
     # A scheduler or `kill` sends SIGTERM: stop as cleanly as on Ctrl-C (workers stopped, the
@@ -115,17 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.run()
     except KeyboardInterrupt:
-        print(f"train.py: interrupted ({signal.Signals(received['signal']).name})", file=sys.stderr)
+        print(f"{where}train.py: interrupted ({signal.Signals(received['signal']).name})", file=sys.stderr)
         return 128 + int(received["signal"])
-    except (ConfigError, DeviceError, CheckpointError, SelfPlayError) as e:
-        print(f"train.py: error: {e}", file=sys.stderr)
+    except (ConfigError, DeviceError, CheckpointError, SelfPlayError, DistributedError) as e:
+        print(f"{where}train.py: error: {str(e).removeprefix(where)}", file=sys.stderr)
         return 1
     except torch.OutOfMemoryError as e:
-        print(f"train.py: error: out of memory during training ({str(e).splitlines()[0]}); the last "
+        print(f"{where}train.py: error: out of memory during training ({str(e).splitlines()[0]}); the last "
               "checkpoint is whole: lower --batch-size (or --games-per-task, or use a smaller "
               "--model-preset), then run again with --resume", file=sys.stderr)
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)
-    print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
+    if rank in (None, "0"):
+        print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
     return 0

@@ -86,6 +86,16 @@ class TrainConfig:
     collapse_epochs: int = 3          # ... this many epochs in a row
     time_budget_minutes: float = 0.0  # stop after the epoch that spends this much wall time; 0 = off
     snapshot_minutes: float = 0.0     # keep the weights of the first epoch past every such mark; 0 = off
+    # -- scale-out (docs/scaling.md) ----------------------------------------------------------------
+    selfplay_backend: str = "pool"    # pool (spawned processes) | ray (actors, local or a cluster)
+    ray_address: str = ""             # "" starts a local Ray; "auto" or HOST:PORT joins a cluster
+    ray_actor_cpus: float = 1.0       # CPUs Ray reserves per self-play actor
+    ray_actor_gpus: float = 0.0       # GPUs per actor (0.5: two actors share one GPU)
+    ray_max_lag: int = 0              # results played with weights older than this many versions are dropped
+    dist_backend: str = "auto"        # under torchrun: auto (nccl on CUDA, else gloo) | nccl | gloo
+    dist_timeout: float = 600.0       # seconds a gradient all-reduce may wait for the other ranks
+    dist_control_timeout: float = 7200.0  # seconds ranks may wait for rank 0 (self-play, saves)
+    lr_scaling: str = "sqrt"          # under torchrun, lr x sqrt(ranks) | linear (x ranks) | none
 
     def __post_init__(self):
         self.validate()
@@ -177,6 +187,15 @@ class TrainConfig:
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
         need(self.inference_backend in INFERENCE_BACKENDS, "inference_backend",
              f"must be one of {', '.join(INFERENCE_BACKENDS)}, got {self.inference_backend!r}")
+        need(self.selfplay_backend in ("pool", "ray"), "selfplay_backend", "must be pool or ray")
+        need(self.ray_actor_cpus > 0, "ray_actor_cpus", "must be positive")
+        need(self.ray_actor_gpus >= 0, "ray_actor_gpus", "must be 0 or more")
+        need(self.ray_max_lag >= 0, "ray_max_lag", "must be 0 or more")
+        need(self.dist_backend in ("auto", "nccl", "gloo"), "dist_backend", "must be auto, nccl or gloo")
+        need(self.dist_timeout > 0, "dist_timeout", "must be a positive number of seconds")
+        need(self.dist_control_timeout >= self.dist_timeout, "dist_control_timeout",
+             "must be at least --dist-timeout (it covers rank 0's self-play and saves)")
+        need(self.lr_scaling in ("sqrt", "linear", "none"), "lr_scaling", "must be sqrt, linear or none")
         dev = self.device
         need(dev in ("auto", "cpu", "cuda", "mps") or (dev.startswith("cuda:") and dev[5:].isdigit()),
              "device", f"must be auto, cpu, cuda, cuda:N or mps, got {dev!r}")

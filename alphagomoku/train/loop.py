@@ -8,6 +8,7 @@ Files of a run (``run_dir``): ``config.json``; ``checkpoints/epoch_XXXXXX.pt`` a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import shutil
@@ -29,6 +30,7 @@ from alphagomoku.selfplay.openings import OpeningSettings
 from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
+from alphagomoku.train import distributed
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
@@ -52,7 +54,9 @@ class Trainer:
         self.progress = progress
         self.run_dir = cfg.run_path
         self.game = cfg.game
-        self.device: DeviceChoice = select_device(cfg.device)
+        # Under torchrun: this rank's place among the others (docs/scaling.md); else a no-op.
+        self.dist = distributed.setup(cfg, log)
+        self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size)
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
@@ -60,7 +64,7 @@ class Trainer:
         np.random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.model = PolicyValueNet(self.model_config).to(self.device.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
         self.rng = np.random.default_rng(cfg.seed)
@@ -73,15 +77,20 @@ class Trainer:
         self.snapshots: Snapshots | None = None
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
-        if resume:
-            self._resume()
-        else:
-            self._start_fresh()
-        self.metrics = MetricsLog(self.run_dir)
-        if resume:
+        # Rank 0 alone touches the run directory; the other ranks copy its state.
+        self.dist.from_main(self._resume if resume else self._start_fresh, "opening the run")
+        self.dist.share_training_state(self)
+        self.model = self.dist.wrap(self.model)
+        self.metrics = MetricsLog(self.run_dir) if self.dist.is_main else None
+        if resume and self.metrics:
             self.metrics.truncate_after(self.epoch)
 
     # -- set-up -------------------------------------------------------------------------------------
+    @property
+    def _base_lr(self) -> float:
+        # --lr is the rate of one rank's batch; several ranks train on a batch that many times larger.
+        return self.cfg.lr * distributed.lr_factor(self.cfg.lr_scaling, self.dist.world_size)
+
     def _lr_factor(self, epoch: int) -> float:
         if self.cfg.lr_schedule == "constant":
             return 1.0
@@ -128,6 +137,12 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         if "scaler" in state:
             self.scaler.load_state_dict(state["scaler"])
+        saved_world = int(state.get("world_size", 1))
+        if saved_world != self.dist.world_size:
+            distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
+            self.log(f"note: the checkpoint was trained on {saved_world} rank(s), this run has "
+                     f"{self.dist.world_size}: learning rate rescaled to {self._base_lr:g} "
+                     f"(--lr-scaling {self.cfg.lr_scaling})")
         restore_rng_state(state["rng"])
         self.rng.bit_generator.state = state["selfplay_rng"]
         self.epoch = self.saved_epoch = int(state["epoch"])
@@ -149,35 +164,35 @@ class Trainer:
     def run(self) -> None:
         cfg = self.cfg
         self.log(f"device: {self.device}")
-        t0 = time.perf_counter()
-        compile_selfplay_kernels(self.game)
-        self.log(f"search kernels ready ({time.perf_counter() - t0:.1f} s; compiled once, cached for the workers)")
+        pool = self._start_selfplay() if self.dist.is_main else None
         # The budget's clock starts after the one-off compilation (cached on disk), so that runs
         # compare the same with a cold cache and a warm one.
         self.clock = WallClock(self.spent_seconds)
-        if cfg.snapshot_minutes > 0:
+        if cfg.snapshot_minutes > 0 and self.dist.is_main:
             self.snapshots = Snapshots(self.run_dir, cfg.snapshot_minutes, self.epoch,
                                        until_minutes=cfg.time_budget_minutes)
-        spec = self._worker_spec()
-        pool = SelfPlayPool(spec, cfg.parallel_workers, cfg.task_timeout(), cfg.max_worker_failures,
-                            log=self.log)
         try:
-            with pool:
+            with pool or contextlib.nullcontext():
                 while self.epoch < cfg.epochs:
                     self._take_snapshots()
-                    if self.epoch and budget_spent(cfg.time_budget_minutes, self.clock.seconds()):
+                    spent = bool(self.epoch) and budget_spent(cfg.time_budget_minutes, self.clock.seconds())
+                    # Rank 0's clock decides for every rank: no rank leaves the loop on its own.
+                    if self.dist.decide(int(spent), f"whether the time budget is spent after epoch {self.epoch}"):
                         self.log(f"time budget spent: {self.clock.seconds() / 60:.2f} of "
                                  f"{cfg.time_budget_minutes:g} minutes after epoch {self.epoch}; the "
                                  "checkpoint is whole (raise --time-budget-minutes and --resume to go on)")
                         break
                     self._run_epoch(pool)
                 self._take_snapshots()
-            if cfg.final_eval_games:
+            if cfg.final_eval_games and self.dist.is_main:
                 final_evaluation(cfg, self._publish_weights(), self.initial_weights,
                                  self.run_dir, self.progress, self.log)
         except KeyboardInterrupt:
-            pool.close()
-            if self.saved_epoch:
+            if pool is not None:
+                pool.close()
+            if not self.dist.is_main:
+                pass  # rank 0 says where the last checkpoint is
+            elif self.saved_epoch:
                 self.log(f"interrupted: workers stopped; the last complete checkpoint is epoch "
                          f"{self.saved_epoch} in {self.run_dir / 'checkpoints'}; continue with --resume")
             else:
@@ -185,7 +200,17 @@ class Trainer:
                          "the run again (without --resume)")
             raise
         finally:
-            self.metrics.close()
+            if self.metrics is not None:
+                self.metrics.close()
+            self.dist.close()
+
+    def _start_selfplay(self) -> SelfPlayPool:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        compile_selfplay_kernels(self.game)
+        self.log(f"search kernels ready ({time.perf_counter() - t0:.1f} s; compiled once, cached for the workers)")
+        return SelfPlayPool(self._worker_spec(), cfg.parallel_workers, cfg.task_timeout(),
+                            cfg.max_worker_failures, log=self.log)
 
     def _take_snapshots(self) -> None:
         """Between epochs: the marks passed since the last one get the weights of the epoch just
@@ -241,24 +266,46 @@ class Trainer:
                 old.unlink()
         return path
 
-    def _run_epoch(self, pool: SelfPlayPool) -> None:
-        cfg = self.cfg
+    def _play_epoch(self, pool: SelfPlayPool, epoch: int, row: dict) -> list:
         weights = self._publish_weights()
-        if cfg.gating_threshold > 0:
+        if self.cfg.gating_threshold > 0:
             weights = self.best_weights  # under gating, self-play uses the best network so far
-        epoch = self.epoch + 1
-        row: dict = {"epoch": epoch}
         records = self._self_play(pool, weights, epoch, row)
         self._watch_colours(row)
         save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
+        return records
+
+    def _add_game(self, record) -> None:
+        cfg = self.cfg
+        self.buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
+
+    def _run_epoch(self, pool: SelfPlayPool | None) -> None:
+        cfg = self.cfg
+        epoch = self.epoch + 1
+        row: dict = {"epoch": epoch}
+        # Rank 0 plays; under torchrun the other ranks wait on the control group for its records
+        # and add them to their copy of the buffer, in rank 0's order.
+        records = self.dist.from_main(lambda: self._play_epoch(pool, epoch, row), f"playing epoch {epoch}")
+        if not self.dist.is_main:
+            for record in records:
+                self._add_game(record)
+            row["positions"] = sum(r.searched for r in records)
         self._train(row, new_positions=row["positions"])
         self.epoch = epoch
         self.scheduler.step()
+        # A schedule can read the wall clock (--time-budget-minutes): every rank takes rank 0's rate.
+        self.dist.align_lr(self.optimizer)
+        self.dist.check_epoch(epoch, row["train_steps"], self.buffer, self.model)
+        if not self.dist.is_main:
+            self.saved_epoch = epoch
+            self.dist.barrier(f"after epoch {epoch} (rank 0 saves the checkpoint meanwhile)")
+            return
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
         self.buffer.save(self.run_dir / "replay.npz", epoch)
         save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
+        self.dist.barrier(f"after epoch {epoch}'s checkpoint")
         self.metrics.write(row)
         plot_progress(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
         label = (f"epoch {epoch} ({self.clock.seconds() / 60:.2f} of {cfg.time_budget_minutes:g} min)"
@@ -302,7 +349,7 @@ class Trainer:
         def on_result(result: TaskResult) -> None:
             records.extend(result.records)
             for r in result.records:
-                self.buffer.add_game(r, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
+                self._add_game(r)
             for k in totals:
                 totals[k] += result.stats.get(k, 0.0)
             positions = sum(r.searched for r in records)
@@ -337,29 +384,37 @@ class Trainer:
         cfg = self.cfg
         row["buffer_positions"] = len(self.buffer)
         row["lr"] = self.optimizer.param_groups[0]["lr"]
-        if len(self.buffer) < cfg.min_buffer_positions:
+        ready = len(self.buffer) >= cfg.min_buffer_positions
+        # Every rank trains on its own batch, so an epoch over N ranks needs N times fewer steps
+        # for the same reuse. Rank 0 alone decides; no rank ever stops on its own count.
+        steps = (cfg.steps_per_epoch or max(1, math.ceil(
+            new_positions * cfg.sample_reuse / (cfg.batch_size * self.dist.world_size)))) if ready else 0
+        steps = self.dist.decide(steps, f"the step count of epoch {self.epoch + 1}")
+        if steps == 0:
             self.log(f"buffer holds {len(self.buffer)} < {cfg.min_buffer_positions} positions: no training yet")
             row["train_steps"] = 0
             return
-        steps = cfg.steps_per_epoch or max(1, math.ceil(new_positions * cfg.sample_reuse / cfg.batch_size))
         probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
         old_log_p = self._log_policy(probe[0])
         self.model.train()
         sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
         t0 = time.perf_counter()
-        for _ in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
-            planes, policy, value, policy_w, value_w = self._tensors(
-                self.buffer.sample_indices(cfg.batch_size, self.rng))
-            with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
-                                enabled=self.amp_dtype is not None):
-                parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay,
-                                       policy_w, value_w)
-            self.optimizer.zero_grad(set_to_none=True)
-            self.scaler.scale(parts["loss"]).backward()
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-            for k in sums:
-                sums[k] += parts[k].detach().item()
+        epoch = self.epoch + 1
+        with self.dist.collectives(f"training epoch {epoch}"):
+            for step in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
+                self.dist.step_hook(epoch, step, self.buffer)
+                indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
+                planes, policy, value, policy_w, value_w = self._tensors(indices)
+                with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
+                                    enabled=self.amp_dtype is not None):
+                    parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay,
+                                           policy_w, value_w)
+                self.optimizer.zero_grad(set_to_none=True)
+                self.scaler.scale(parts["loss"]).backward()
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+                for k in sums:
+                    sums[k] += parts[k].detach().item()
         elapsed = time.perf_counter() - t0
         self.model.eval()
         row.update(
@@ -395,6 +450,7 @@ class Trainer:
             "best_elo": self.best_elo,
             "lopsided_epochs": self.lopsided_epochs,
             "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
+            "world_size": self.dist.world_size,
         }
 
     def _watch_colours(self, row: dict) -> None:
