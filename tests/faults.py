@@ -53,3 +53,32 @@ def return_no_games(task):
     result = play_task(task)
     result.records = []
     return result
+
+
+# -- Ray actors: called in the actor before each task (RayOptions.fault_fn). The marker directory
+# is bound with functools.partial, since actors do not see environment variables set after Ray started.
+def _first_time_in(marker_dir: str, name: str) -> bool:
+    try:
+        os.close(os.open(os.path.join(marker_dir, name), os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+
+
+def ray_raise_once(marker_dir, task, actor_index):
+    if task.task_id == 1 and _first_time_in(marker_dir, "raise"):
+        raise RuntimeError("injected failure in task 1")
+
+
+def ray_die_once(marker_dir, task, actor_index):
+    if task.task_id == 1 and _first_time_in(marker_dir, "die"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def ray_hang_once(marker_dir, task, actor_index):
+    if task.task_id == 1 and _first_time_in(marker_dir, "hang"):
+        time.sleep(3600)
+
+
+def ray_always_raise(marker_dir, task, actor_index):
+    raise ValueError("this actor is broken")

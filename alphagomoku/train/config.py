@@ -209,11 +209,14 @@ class TrainConfig:
     def run_path(self) -> Path:
         return Path(self.run_dir)
 
-    def task_timeout(self) -> float:
+    def task_timeout(self, backend: str = "pool") -> float:
         """Seconds with no heartbeat and no result from any self-play worker before the pool
         counts a worker as hung. Workers beat once per search step, so this only has to cover
-        the slowest single step (first model load, CUDA start-up), not a whole task."""
-        return self.worker_timeout if self.worker_timeout > 0 else 180.0
+        the slowest single step (first model load, CUDA start-up), not a whole task. Ray actors
+        send no heartbeat: there it is a deadline for a whole task (0: 30 minutes)."""
+        if self.worker_timeout > 0:
+            return self.worker_timeout
+        return 1800.0 if backend == "ray" else 180.0
 
     # -- (de)serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -26,8 +26,8 @@ from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
+from alphagomoku.selfplay.backend import SelfPlayBackend, open_backend
 from alphagomoku.selfplay.openings import OpeningSettings
-from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
 from alphagomoku.train import distributed
@@ -204,13 +204,24 @@ class Trainer:
                 self.metrics.close()
             self.dist.close()
 
-    def _start_selfplay(self) -> SelfPlayPool:
+    def _start_selfplay(self) -> SelfPlayBackend:
         cfg = self.cfg
+        if cfg.selfplay_backend == "ray":
+            from alphagomoku.selfplay.ray_backend import import_ray
+
+            import_ray()  # without Ray: one line with the install command, before any work
         t0 = time.perf_counter()
         compile_selfplay_kernels(self.game)
         self.log(f"search kernels ready ({time.perf_counter() - t0:.1f} s; compiled once, cached for the workers)")
-        return SelfPlayPool(self._worker_spec(), cfg.parallel_workers, cfg.task_timeout(),
-                            cfg.max_worker_failures, log=self.log)
+        ray_options = None
+        if cfg.selfplay_backend == "ray":
+            from alphagomoku.selfplay.ray_backend import RayOptions
+
+            ray_options = RayOptions(address=cfg.ray_address, num_cpus=cfg.ray_actor_cpus,
+                                     num_gpus=cfg.ray_actor_gpus, max_lag=cfg.ray_max_lag)
+        return open_backend(cfg.selfplay_backend, self._worker_spec(), cfg.parallel_workers,
+                            cfg.task_timeout(cfg.selfplay_backend), cfg.max_worker_failures,
+                            log=self.log, ray_options=ray_options)
 
     def _take_snapshots(self) -> None:
         """Between epochs: the marks passed since the last one get the weights of the epoch just
@@ -266,7 +277,7 @@ class Trainer:
                 old.unlink()
         return path
 
-    def _play_epoch(self, pool: SelfPlayPool, epoch: int, row: dict) -> list:
+    def _play_epoch(self, pool: SelfPlayBackend, epoch: int, row: dict) -> list:
         weights = self._publish_weights()
         if self.cfg.gating_threshold > 0:
             weights = self.best_weights  # under gating, self-play uses the best network so far
@@ -279,7 +290,7 @@ class Trainer:
         cfg = self.cfg
         self.buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
 
-    def _run_epoch(self, pool: SelfPlayPool | None) -> None:
+    def _run_epoch(self, pool: SelfPlayBackend | None) -> None:
         cfg = self.cfg
         epoch = self.epoch + 1
         row: dict = {"epoch": epoch}
@@ -331,7 +342,7 @@ class Trainer:
                  f"({'promoted' if result['promoted'] else 'not promoted'}), "
                  f"{result['score_vs_baseline']:.2f} vs pure MCTS {self.cfg.baseline_playouts}")
 
-    def _self_play(self, pool: SelfPlayPool, weights: Path, epoch: int, row: dict) -> list:
+    def _self_play(self, pool: SelfPlayBackend, weights: Path, epoch: int, row: dict) -> list:
         cfg = self.cfg
         tasks = []
         left = cfg.selfplay_games
