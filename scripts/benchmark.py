@@ -1,8 +1,9 @@
 #!/usr/bin/env python
-"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,all,learning} [--json]``.
+"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,all,learning,scale} [--json]``.
 
 Each subcommand has its own options (``python scripts/benchmark.py mcts --help``). ``learning``
-trains for a given number of minutes and is never part of ``all``.
+trains for a given number of minutes, ``scale`` compares the pool with Ray actors; neither is part
+of ``all``.
 """
 
 from __future__ import annotations

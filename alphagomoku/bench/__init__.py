@@ -5,8 +5,9 @@ figures (and the machine they were taken on) and is printed as text or, with ``-
 """
 
 BENCHMARKS = ("game", "mcts", "nn", "selfplay", "vcf")
-# Benchmarks that take minutes to hours: a subcommand each, never part of ``all``.
-LONG_BENCHMARKS = ("learning",)
+# Benchmarks that take minutes to hours, or start Ray (``scale``): a subcommand each, never part
+# of ``all``.
+LONG_BENCHMARKS = ("learning", "scale")
 
 
 class UsageError(ValueError):
