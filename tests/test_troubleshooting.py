@@ -341,9 +341,9 @@ def test_a_raising_worker_is_reported_with_its_traceback(weights, fault_dir):
 
 
 def test_train_stops_with_exit_1_when_workers_keep_failing(tmp_path, monkeypatch, capsys):
-    from alphagomoku.train import loop
+    from alphagomoku.selfplay import backend
 
-    monkeypatch.setattr(loop, "SelfPlayPool", functools.partial(SelfPlayPool, task_fn=game_loop_always_raises))
+    monkeypatch.setattr(backend, "SelfPlayPool", functools.partial(SelfPlayPool, task_fn=game_loop_always_raises))
     code = cli.main([*TINY, "--parallel-workers", "1", "--max-worker-failures", "1", "--epochs", "1",
                      "--run-dir", str(tmp_path / "run")])
     out = capsys.readouterr()
@@ -468,7 +468,8 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
 
 
 # Flags of other programs that the pages mention (pip, torchrun).
-FOREIGN_FLAGS = {"--force-reinstall", "--index-url", "--extra-index-url", "--nproc-per-node"}
+FOREIGN_FLAGS = {"--force-reinstall", "--index-url", "--extra-index-url", "--nproc-per-node",
+                 "--standalone", "--nnodes", "--rdzv-endpoint"}
 
 
 def test_every_flag_the_pages_mention_exists():

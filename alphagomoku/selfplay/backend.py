@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Protocol
 
+from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
 
 BACKENDS = ("pool", "ray")
@@ -38,8 +39,6 @@ def open_backend(kind: str, spec: WorkerSpec, num_workers: int, task_timeout: fl
                  max_failures: int, log: Callable[[str], None] = print, ray_options=None) -> SelfPlayBackend:
     """``kind`` is ``pool`` or ``ray``; ``ray_options`` (a RayOptions) only for Ray."""
     if kind == "pool":
-        from alphagomoku.selfplay.pool import SelfPlayPool
-
         return SelfPlayPool(spec, num_workers, task_timeout, max_failures, log=log)
     if kind == "ray":
         from alphagomoku.selfplay.ray_backend import RayOptions, RaySelfPlay
