@@ -37,7 +37,7 @@ needs_ray = pytest.mark.skipif(ray is None, reason="Ray is not installed (pip in
 @pytest.fixture(scope="module")
 def local_ray(compiled_selfplay_kernels):
     """One local Ray for the whole file: starting one costs several seconds on 2 cores."""
-    ray.init(num_cpus=2, include_dashboard=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
     # The fault functions travel by value: actors do not have tests/ on their path.
     ray.cloudpickle.register_pickle_by_value(faults)
     yield

@@ -3,7 +3,8 @@
 Both backends play the same tasks (same seeds, same weights, so the same games) through their
 ``play(tasks, on_result)``, after a warm-up task per worker or actor so that process start,
 imports and model loading are not counted. Ray runs locally (``ray.init`` with as many CPUs as
-the largest count), one CPU per actor, as ``--selfplay-backend ray`` does by default.
+the largest count, started before the first measurement), one CPU per actor, as
+``--selfplay-backend ray`` does by default.
 """
 
 from __future__ import annotations
@@ -60,28 +61,32 @@ def run(args) -> dict:
                  "simulations": args.simulations, "games_per_worker": args.games_per_worker,
                  "tasks_per_worker": args.tasks_per_worker}
     quiet = lambda s: None  # noqa: E731
+    try:
+        import ray
+    except ImportError:
+        ray = None
+        out["ray"] = "not installed (pip install -e '.[ray]')"
     with tempfile.TemporaryDirectory() as tmp:
         weights = str(Path(tmp) / "bench.pt")
         save_model(weights, PolicyValueNet(ModelConfig.preset(args.preset, args.board_size)))
-        for w in counts:
-            with SelfPlayPool(spec, w, task_timeout=600, log=quiet) as pool:
-                for k, v in _timed(pool, w, weights, args).items():
-                    out[f"pool{w}_{k}"] = v
+        if ray is not None:
+            ray.init(address="local", num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
         try:
-            import ray
-        except ImportError:
-            out["ray"] = "not installed (pip install -e '.[ray]')"
-            return out
-        from alphagomoku.selfplay.ray_backend import RayOptions, RaySelfPlay
-
-        ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
-        try:
+            # Pool and Ray in turn for each count, so a change in the machine's load falls on
+            # both sides of a comparison.
             for w in counts:
+                with SelfPlayPool(spec, w, task_timeout=600, log=quiet) as pool:
+                    for k, v in _timed(pool, w, weights, args).items():
+                        out[f"pool{w}_{k}"] = v
+                if ray is None:
+                    continue
+                from alphagomoku.selfplay.ray_backend import RayOptions, RaySelfPlay
+
                 with RaySelfPlay(spec, w, task_timeout=600, log=quiet, options=RayOptions()) as actors:
                     for k, v in _timed(actors, w, weights, args).items():
                         out[f"ray{w}_{k}"] = v
+                out[f"ray{w}_vs_pool{w}"] = out[f"ray{w}_positions_per_second"] / out[f"pool{w}_positions_per_second"]
         finally:
-            ray.shutdown()
-    for w in counts:
-        out[f"ray{w}_vs_pool{w}"] = out[f"ray{w}_positions_per_second"] / out[f"pool{w}_positions_per_second"]
+            if ray is not None:
+                ray.shutdown()
     return out

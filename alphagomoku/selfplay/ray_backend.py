@@ -151,7 +151,10 @@ class RaySelfPlay:
         if not ray.is_initialized():
             self._owns_ray = not opt.address
             try:
-                ray.init(address=opt.address or None, num_cpus=opt.local_cpus if not opt.address else None,
+                # "local" always starts a new Ray: address=None would join any cluster that
+                # `ray start` left on this machine (or one that died and left its address file).
+                ray.init(address=opt.address or "local",
+                         num_cpus=opt.local_cpus if not opt.address else None,
                          include_dashboard=False, log_to_driver=True)
             except Exception as e:  # noqa: BLE001 - connection or start-up failures
                 raise SelfPlayError(
