@@ -57,3 +57,21 @@ def test_unknown_benchmark_is_a_clear_error():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "trees"],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2 and "invalid choice: 'trees'" in out.stderr
+
+
+def test_scale_benchmark_times_pool_and_ray_on_the_same_games():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "scale", "--json", "--preset", "tiny",
+         "--board-size", "7", "--simulations", "4", "--games-per-worker", "2", "--tasks-per-worker", "1",
+         "--workers", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout)["scale"]
+    assert r["pool1_positions_per_second"] > 0
+    if "ray" in r:  # Ray not installed: said so, pool figures only
+        assert "not installed" in r["ray"]
+        return
+    # Same seeds, same weights: the two backends play the very same games.
+    assert r["ray1_positions"] == r["pool1_positions"]
+    assert r["ray1_vs_pool1"] > 0
