@@ -36,7 +36,11 @@ def _timed(backend, workers: int, weights: str, args) -> dict:
     backend.play(tasks, results.append)
     wall = time.perf_counter() - t0
     positions = sum(rec.length for r in results for rec in r.records)
-    return {"positions": positions, "wall_seconds": wall, "positions_per_second": positions / wall}
+    # Time inside play_games over the wall time of all workers: below 1 is overhead outside the
+    # games (hand-off, scheduling) or a worker left idle at the end.
+    busy = sum(r.stats["seconds"] for r in results) / (wall * workers)
+    return {"positions": positions, "wall_seconds": wall, "positions_per_second": positions / wall,
+            "busy_share": busy}
 
 
 def run(args) -> dict:
