@@ -47,10 +47,10 @@ def launch(args: list[str], run: Path, fault: str = "", timeout: float = 180, ra
 
 
 def epoch_lines(output: str) -> dict:
-    """{(rank, epoch): (steps, buffer, crc)} from the ranks' end-of-epoch lines."""
-    found = re.findall(r"\[rank (\d)\] epoch (\d+): (\d+) steps, buffer (\d+) positions, parameters crc32 (\w+)",
-                       output)
-    return {(int(r), int(e)): (int(s), int(b), c) for r, e, s, b, c in found}
+    """{(rank, epoch): (steps, buffer size, parameters crc, buffer crc)} from the ranks' lines."""
+    found = re.findall(r"\[rank (\d)\] epoch (\d+): (\d+) steps, buffer (\d+) positions, "
+                       r"parameters crc32 (\w+), buffer crc32 (\w+)", output)
+    return {(int(r), int(e)): (int(s), int(b), c, bc) for r, e, s, b, c, bc in found}
 
 
 @pytest.mark.slow

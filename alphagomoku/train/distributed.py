@@ -337,14 +337,14 @@ class Distributed(Single):
         return "Every rank still answers on the control group, so the failure was in the transport."
 
     def check_epoch(self, epoch: int, steps: int, buffer, model) -> None:
-        """Every rank ran the same number of steps on the same buffer and holds the same
-        weights, or the run stops here with the ranks that differ."""
+        """Every rank ran the same number of steps on the same buffer (size and contents) and
+        holds the same weights, or the run stops here with the ranks that differ."""
         import torch
 
-        crc = parameter_crc(model)
+        crc, bcrc = parameter_crc(model), buffer_crc(buffer)
         self.log(f"[rank {self.rank}] epoch {epoch}: {steps} steps, buffer {len(buffer)} positions, "
-                 f"parameters crc32 {crc:08x}")
-        mine = torch.tensor([steps, len(buffer), buffer.total_added, crc], dtype=torch.int64)
+                 f"parameters crc32 {crc:08x}, buffer crc32 {bcrc:08x}")
+        mine = torch.tensor([steps, len(buffer), buffer.total_added, crc, bcrc], dtype=torch.int64)
         lo, hi = mine.clone(), mine.clone()
         with self._control(f"comparing the ranks after epoch {epoch}"):
             self.dist.all_reduce(lo, op=self.dist.ReduceOp.MIN, group=self.ctrl)
@@ -355,7 +355,8 @@ class Distributed(Single):
         with self._control(f"gathering the ranks' counts after epoch {epoch}"):
             self.dist.all_gather_object(every, mine.tolist(), group=self.ctrl)
         table = "; ".join(f"rank {r}: {s} steps, buffer {n} positions ({t} ever added), "
-                          f"parameters crc32 {c:08x}" for r, (s, n, t, c) in enumerate(every))
+                          f"parameters crc32 {c:08x}, buffer crc32 {b:08x}"
+                          for r, (s, n, t, c, b) in enumerate(every))
         odd = [r for r, row in enumerate(every) if row != every[0]]
         raise DistributedError(
             f"[rank {self.rank}] the ranks disagree after epoch {epoch}: rank(s) "
@@ -394,6 +395,18 @@ def parameter_crc(model) -> int:
     with torch.no_grad():
         for p in unwrap(model).parameters():
             crc = zlib.crc32(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes(), crc)
+    return crc
+
+
+def buffer_crc(buffer) -> int:
+    """A CRC-32 of every array of the replay buffer: equal on every rank that added the same
+    games in the same order."""
+    import zlib
+
+    crc = 0
+    for name, value in sorted(vars(buffer).items()):
+        if isinstance(value, np.ndarray):
+            crc = zlib.crc32(np.ascontiguousarray(value).view(np.uint8).tobytes(), crc)
     return crc
 
 
