@@ -1,7 +1,7 @@
 """The troubleshooting pages tell the truth: each failure they describe that the code handles is
 provoked here, and the message the user sees is checked against the code's output and against
-the quote in the docs (COLAB_TRAINING.md, docs/troubleshooting.md). The pages' commands, flags and
-test references are checked too.
+the quote in the docs (COLAB_TRAINING.md, docs/troubleshooting.md, docs/scaling.md). The pages'
+commands, flags and test references are checked too.
 
 Where another test file already checks a failure exactly, the docs name that test, and the test
 here looks at what the user sees: the exit status, the line in the log, the advice.
@@ -37,7 +37,8 @@ from alphagomoku.train.checkpoint import load_checkpoint
 from conftest import POOL_GAME
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = {name: (ROOT / name).read_text() for name in ("COLAB_TRAINING.md", "docs/troubleshooting.md")}
+DOCS = {name: (ROOT / name).read_text()
+        for name in ("COLAB_TRAINING.md", "docs/troubleshooting.md", "docs/scaling.md")}
 TRAIN = ROOT / "scripts" / "train.py"
 GAME = POOL_GAME
 SEARCH = SearchConfig(num_simulations=8, dirichlet_eps=0.25)
@@ -467,9 +468,11 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
     assert {"scripts/train.py", "scripts/check_device.py", "scripts/benchmark.py", "pbrain-alphagomoku"} <= seen
 
 
-# Flags of other programs that the pages mention (pip, torchrun).
+# Flags of other programs that the pages mention (pip, torchrun, ray).
 FOREIGN_FLAGS = {"--force-reinstall", "--index-url", "--extra-index-url", "--nproc-per-node",
-                 "--standalone", "--nnodes", "--rdzv-endpoint"}
+                 "--standalone", "--nnodes", "--node-rank", "--rdzv-endpoint",
+                 # ray start
+                 "--head", "--port", "--address", "--num-cpus", "--block", "--node-ip-address"}
 
 
 def test_every_flag_the_pages_mention_exists():
