@@ -176,7 +176,9 @@ class Distributed(Single):
     def _backend(self, cfg) -> str:
         if cfg.dist_backend != "auto":
             return cfg.dist_backend
-        return "nccl" if self.device_request(cfg.device).startswith("cuda") else "gloo"
+        # device_request names a GPU ("cuda:N") only when this node has one; a bare "cuda" means
+        # none is there, and select_device will say why, so do not start NCCL for it.
+        return "nccl" if self.device_request(cfg.device).startswith("cuda:") else "gloo"
 
     # -- set-up -------------------------------------------------------------------------------------
     def device_request(self, request: str) -> str:
