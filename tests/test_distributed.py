@@ -171,3 +171,16 @@ def test_a_pinned_gpu_under_torchrun_is_refused_with_the_fix():
 def test_an_unknown_fault_is_refused():
     with pytest.raises(distributed.DistributedError, match="unknown fault"):
         distributed._parse_fault("explode:rank=1")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the choice on a machine without CUDA")
+def test_without_a_gpu_the_ranks_use_gloo_and_a_cuda_request_is_left_to_select_device():
+    from alphagomoku.train.config import TrainConfig
+
+    d = object.__new__(distributed.Distributed)
+    d.rank, d.world_size, d.local_rank = 0, 2, 0
+    assert d._backend(TrainConfig(device="auto")) == "gloo"
+    assert d.device_request("auto") == "cpu"
+    assert d._backend(TrainConfig(device="cuda")) == "gloo"
+    assert d.device_request("cuda") == "cuda"  # select_device then says why CUDA is missing
+    assert d._backend(TrainConfig(device="cpu", dist_backend="nccl")) == "nccl"  # as asked
