@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import traceback
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
@@ -85,7 +84,8 @@ class SelfPlayActor:
 
     def play(self, task: SelfPlayTask, version: int, weights) -> tuple[int, TaskResult]:
         """``weights``: (model config dict, CPU state dict), resolved by Ray from one ray.put."""
-        from alphagomoku.nn import Evaluator, ModelConfig
+        from alphagomoku.nn import ModelConfig
+        from alphagomoku.nn.backend import make_evaluator
         from alphagomoku.nn.io import model_from_state
         from alphagomoku.selfplay.game_loop import play_games
 
@@ -96,11 +96,15 @@ class SelfPlayActor:
             config, state_dict = weights
             model = model_from_state(ModelConfig.from_dict(config), state_dict, device=state.device,
                                      source=f"version {version}")
-            state.evaluator = Evaluator(model, state.device)
+            # The same inference backend as a pool worker (torch, or ONNX Runtime on the CPU).
+            state.evaluator = make_evaluator(
+                model, state.device, state.backend, threads=self.spec.threads_per_worker,
+                log=lambda line: print(f"[actor {state.index}] {line}", file=sys.stderr, flush=True))
             state.version = version
+        cpu_start = time.process_time()
         records, stats = play_games(state.evaluator, self.spec.game, self.spec.search, self.spec.settings,
                                     task.num_games, task.seed)
-        stats.update(worker=state.index, weights_version=version)
+        stats.update(worker=state.index, weights_version=version, cpu_seconds=time.process_time() - cpu_start)
         return version, TaskResult(task_id=task.task_id, worker=state.index, pid=os.getpid(),
                                    records=records, stats=stats)
 
