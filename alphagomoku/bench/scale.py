@@ -39,8 +39,10 @@ def _timed(backend, workers: int, weights: str, args) -> dict:
     # Time inside play_games over the wall time of all workers: below 1 is overhead outside the
     # games (hand-off, scheduling) or a worker left idle at the end.
     busy = sum(r.stats["seconds"] for r in results) / (wall * workers)
+    # Per CPU second of the workers: other load on a shared machine barely moves it.
+    cpu = sum(r.stats.get("cpu_seconds", 0.0) for r in results)
     return {"positions": positions, "wall_seconds": wall, "positions_per_second": positions / wall,
-            "busy_share": busy}
+            "positions_per_cpu_second": positions / cpu if cpu else None, "busy_share": busy}
 
 
 def run(args) -> dict:
@@ -92,6 +94,9 @@ def run(args) -> dict:
                     for k, v in _timed(actors, w, weights, args).items():
                         out[f"ray{w}_{k}"] = v
                 out[f"ray{w}_vs_pool{w}"] = out[f"ray{w}_positions_per_second"] / out[f"pool{w}_positions_per_second"]
+                if out[f"ray{w}_positions_per_cpu_second"] and out[f"pool{w}_positions_per_cpu_second"]:
+                    out[f"ray{w}_vs_pool{w}_per_cpu_second"] = (out[f"ray{w}_positions_per_cpu_second"]
+                                                                / out[f"pool{w}_positions_per_cpu_second"])
         finally:
             if ray is not None:
                 ray.shutdown()
