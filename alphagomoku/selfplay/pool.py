@@ -42,7 +42,35 @@ class _PoolBroken(Exception):
     pass
 
 
-class SelfPlayPool:
+def check_result(result, task: SelfPlayTask, game) -> None:
+    """Raise BadRecordError unless ``result`` holds the task's games, each replaying legally:
+    a result with missing or broken games is a failure, never data."""
+    records = getattr(result, "records", None)
+    if not isinstance(result, TaskResult) or records is None or len(records) != task.num_games:
+        raise BadRecordError(f"{len(records or [])} games returned, {task.num_games} asked for")
+    for record in records:
+        record.validate(game)
+
+
+class FailureBudget:
+    """Counting a backend's failures: each is logged with its number, and one past
+    ``max_failures`` closes the backend and stops self-play with SelfPlayError."""
+
+    failures: list[str]
+    max_failures: int
+
+    def _fail(self, message: str) -> None:
+        self.failures.append(message)
+        self.log(f"self-play failure {len(self.failures)}/{self.max_failures + 1}: {message}")
+        if len(self.failures) > self.max_failures:
+            self.close()
+            raise SelfPlayError(
+                f"self-play failed {len(self.failures)} time{'s' if len(self.failures) > 1 else ''}; "
+                f"stopping. Last failure:\n{message}"
+            )
+
+
+class SelfPlayPool(FailureBudget):
     """Plays self-play tasks on ``num_workers`` spawned processes (0: in this process)."""
 
     def __init__(
@@ -196,25 +224,12 @@ class SelfPlayPool:
         if task is None:
             return  # a duplicate from before a rebuild
         try:
-            if len(result.records) != task.num_games:
-                raise BadRecordError(f"{len(result.records)} games returned, {task.num_games} asked for")
-            for record in result.records:
-                record.validate(self.spec.game)
+            check_result(result, task, self.spec.game)
         except BadRecordError as e:
             self._fail(f"worker {result.worker} returned bad data for task {task.task_id}: {e}")
             return
         del pending[result.task_id]
         on_result(result)
-
-    def _fail(self, message: str) -> None:
-        self.failures.append(message)
-        self.log(f"self-play failure {len(self.failures)}/{self.max_failures + 1}: {message}")
-        if len(self.failures) > self.max_failures:
-            self.close()
-            raise SelfPlayError(
-                f"self-play failed {len(self.failures)} time{'s' if len(self.failures) > 1 else ''}; "
-                f"stopping. Last failure:\n{message}"
-            )
 
     def _check_workers(self) -> bool:
         """Read the workers' registrations and heartbeats; a registered worker that is gone has

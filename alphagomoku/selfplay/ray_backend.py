@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from alphagomoku.selfplay.pool import SelfPlayError
+from alphagomoku.selfplay.pool import FailureBudget, SelfPlayError, check_result
 from alphagomoku.selfplay.records import BadRecordError
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
 
@@ -119,7 +119,7 @@ class _Slot:
     started: float = 0.0
 
 
-class RaySelfPlay:
+class RaySelfPlay(FailureBudget):
     """Plays self-play tasks on ``num_actors`` Ray actors."""
 
     def __init__(self, spec: WorkerSpec, num_actors: int, task_timeout: float, max_failures: int = 3,
@@ -292,11 +292,7 @@ class RaySelfPlay:
                      "the newest weights")
             return replace(task, weights_version=self.latest_version, weights_path=self._latest_path)
         try:
-            if not isinstance(result, TaskResult) or len(result.records) != task.num_games:
-                raise BadRecordError(f"{len(getattr(result, 'records', []))} games returned, "
-                                     f"{task.num_games} asked for")
-            for record in result.records:
-                record.validate(self.spec.game)
+            check_result(result, task, self.spec.game)
         except BadRecordError as e:
             self._fail(f"actor {slot.index} returned bad data for task {task.task_id}: {e}")
             return task
@@ -314,16 +310,6 @@ class RaySelfPlay:
         new = self._new_slot()
         self._wait_ready(new, time.monotonic() + self.options.startup_timeout)
         slot.index, slot.handle, slot.where, slot.task, slot.ref = new.index, new.handle, new.where, None, None
-
-    def _fail(self, message: str) -> None:
-        self.failures.append(message)
-        self.log(f"self-play failure {len(self.failures)}/{self.max_failures + 1}: {message}")
-        if len(self.failures) > self.max_failures:
-            self.close()
-            raise SelfPlayError(
-                f"self-play failed {len(self.failures)} time{'s' if len(self.failures) > 1 else ''}; "
-                f"stopping. Last failure:\n{message}"
-            )
 
 
 def _first_line(e) -> str:
