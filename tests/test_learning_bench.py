@@ -98,6 +98,7 @@ def test_a_time_budget_stops_the_run_with_a_resumable_checkpoint_and_snapshots(t
     state = load_checkpoint(run / "checkpoints" / "latest.pt")
     epochs = int(state["epoch"])
     assert 1 <= epochs < 1000
+    assert f"done: {epochs} epochs;" in first.stdout  # the epochs run, not --epochs
     # The clock as the checkpoint was written; the budget may run out just after that.
     assert 0 < state["wall_seconds"] <= 60 * read_index(run)[-1]["minutes"]
     assert [int(r["epoch"]) for r in read_metrics(run / "metrics.csv")] == list(range(1, epochs + 1))

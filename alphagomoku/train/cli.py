@@ -135,5 +135,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     if rank in (None, "0"):
-        print(f"done: {cfg.epochs} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
+        # The epoch reached, not --epochs: a time budget may have ended the run sooner.
+        print(f"done: {trainer.epoch} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
     return 0
