@@ -17,6 +17,7 @@ from alphagomoku.selfplay.openings import (
     balanced_opening,
     choose_balanced,
     random_stones,
+    steer_target,
 )
 from alphagomoku.selfplay.records import BadRecordError, GameRecord
 from alphagomoku.train.augment import make_batch
@@ -94,6 +95,61 @@ def test_unbalanced_fallback_returns_the_most_even_candidate():
     moves, value, calls = balanced_opening(GAME, always_decided, OpeningSettings(retries=2),
                                            np.random.default_rng(0))
     assert calls == 2 and value == pytest.approx(0.8) and moves
+
+
+def black_ahead_evaluator(planes, legal):
+    """Black is 0.5 ahead in every position, seen from the side to move."""
+    stones = planes[:, :2].sum(axis=(1, 2, 3))
+    values = np.where(stones % 2 == 0, 0.5, -0.5).astype(np.float32)
+    return (legal / legal.sum(axis=1, keepdims=True)).astype(np.float32), values
+
+
+@pytest.mark.parametrize("target, distance", [(0.5, 0.0), (0.3, 0.2), (-0.3, 0.8)])
+def test_openings_are_judged_against_the_steered_target(target, distance):
+    settings = OpeningSettings(black_target=target, max_value=0.6)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        moves, value, calls = balanced_opening(GAME, black_ahead_evaluator, settings, rng)
+        # The distance is the same with either colour to move: the target flips with the mover.
+        assert abs(value) == pytest.approx(distance, abs=1e-6)
+        assert calls == (1 if distance <= 0.6 else settings.retries)
+
+
+def test_even_is_steered_against_the_colour_that_wins_more():
+    assert steer_target(0.0, 78, 22, 100, gain=0.25) == pytest.approx(-0.14)
+    assert steer_target(-0.1, 30, 70, 100, gain=0.25) == pytest.approx(0.0)
+    assert steer_target(-0.45, 100, 0, 100, gain=0.25) == -0.5  # bounded
+    assert steer_target(0.2, 9, 1, 10, gain=0.0) == 0.2        # gain 0: off
+    assert steer_target(0.2, 0, 0, 0, gain=0.25) == 0.2        # no games from openings
+    with pytest.raises(ValueError, match="black_target"):
+        OpeningSettings(black_target=1.0)
+
+
+def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
+    from alphagomoku.selfplay.worker import _WorkerState, run_task
+    from alphagomoku.train.loop import Trainer
+
+    cfg = TrainConfig(board_size=7, n_in_row=4, run_dir=str(tmp_path / "run"), device="cpu",
+                      selfplay_games=8, games_per_task=4, simulations=4, opening_share=1.0)
+    trainer = Trainer(cfg, log=lambda line: None, progress=False)
+    trainer.opening_target = -0.2
+    seen = []
+
+    class InlinePool:  # the worker's own task runner, in this process, with a uniform network
+        def play(self, tasks, on_result):
+            state = _WorkerState(index=0, spec=trainer._worker_spec(), evaluator=uniform_evaluator,
+                                 version=0)
+            for task in tasks:
+                seen.append(task.opening_black_target)
+                on_result(run_task(state, task))
+
+    row = {"epoch": 1}
+    trainer._play_epoch(InlinePool(), 1, row)
+    assert seen == [-0.2, -0.2] and row["opening_target"] == -0.2
+    assert row["opening_games"] == 8
+    expected = steer_target(-0.2, row["opening_black_wins"], row["opening_white_wins"], 8, 0.25)
+    assert trainer.opening_target == pytest.approx(expected)
+    assert trainer._state()["opening_target"] == trainer.opening_target
 
 
 # -- value targets, decided positions ---------------------------------------------------------------
@@ -249,6 +305,7 @@ def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
     ({"full_search_share": 0.5, "fast_simulations": 100}, "--fast-simulations"),
     ({"opening_share": 1.5}, "--opening-share"),
     ({"opening_min_stones": 5, "opening_max_stones": 2}, "--opening-min-stones"),
+    ({"opening_balance_gain": 1.5}, "--opening-balance-gain"),
     ({"value_q_weight": -0.1}, "--value-q-weight"),
     ({"decided_weight": 0.0}, "--decided-weight"),
     ({"gumbel_m": 0}, "--gumbel-m"),

@@ -50,6 +50,8 @@ def test_two_workers_two_epochs_then_resume(tmp_path):
     buffer_before, epoch = ReplayBuffer.load(run / "replay.npz", TrainConfig(board_size=7, n_in_row=4).game, 2000)
     assert epoch == 2 and len(buffer_before) == sum(int(r["positions"]) for r in rows)
 
+    steered = load_checkpoint(run / "checkpoints" / "epoch_000002.pt")["opening_target"]
+
     again = train(["--parallel-workers", "2", "--epochs", "3", "--run-dir", str(run), "--resume"])
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resumed" in again.stdout and "at epoch 2" in again.stdout
@@ -60,7 +62,10 @@ def test_two_workers_two_epochs_then_resume(tmp_path):
     n = len(buffer_before)
     np.testing.assert_array_equal(buffer_after.boards[:n], buffer_before.boards[:n])
     assert len(buffer_after) > n
-    assert [int(r["epoch"]) for r in read_metrics(run / "metrics.csv")] == [1, 2, 3]
+    rows = read_metrics(run / "metrics.csv")
+    assert [int(r["epoch"]) for r in rows] == [1, 2, 3]
+    # The opening balance carries on from where the first session left it.
+    assert float(rows[2]["opening_target"]) == pytest.approx(steered)
 
 
 def test_a_run_directory_is_never_overwritten_and_bad_resumes_explain_themselves(tmp_path):

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from alphagomoku.game.config import GameConfig
 
@@ -52,6 +52,9 @@ class SelfPlayTask:
     seed: int
     weights_path: str
     weights_version: int
+    # The trainer's current idea of an even opening (OpeningSettings.black_target); it changes
+    # every epoch, so it travels with the task rather than in the WorkerSpec fixed at start-up.
+    opening_black_target: float = 0.0
 
 
 @dataclass
@@ -174,9 +177,13 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
             model, state.device, state.backend, threads=state.spec.threads_per_worker,
             log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
         state.version = task.weights_version
+    settings = state.spec.settings
+    if settings.openings is not None:
+        openings = replace(settings.openings, black_target=task.opening_black_target)
+        settings = replace(settings, openings=openings)
     cpu_start = time.process_time()
     records, stats = play_games(
-        state.evaluator, state.spec.game, state.spec.search, state.spec.settings,
+        state.evaluator, state.spec.game, state.spec.search, settings,
         task.num_games, task.seed, on_step=state.beat,
     )
     # CPU time as well as wall time: on a shared machine the benchmark's speeds per CPU second

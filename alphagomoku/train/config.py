@@ -53,7 +53,8 @@ class TrainConfig:
     opening_share: float = 0.9        # games started from a balanced random opening
     opening_min_stones: int = 1
     opening_max_stones: int = 8
-    opening_max_value: float = 0.6    # keep openings the network values within +-this for the mover
+    opening_max_value: float = 0.6    # keep openings the network values within +-this of even for the mover
+    opening_balance_gain: float = 0.25  # move "even" each epoch against the colour winning more from openings (0: off)
     resign_threshold: float = 0.0     # resign when root and best-child value < -threshold; 0 = never
     resign_playthrough: float = 0.1   # share of games never resigned, to measure false resignations
     worker_timeout: float = 0.0       # seconds without worker progress = a hang; 0 = 180 s
@@ -145,6 +146,8 @@ class TrainConfig:
         need(self.opening_max_stones < self.board_size * self.board_size // 2, "opening_max_stones",
              "must leave most of the board empty")
         need(0 < self.opening_max_value <= 1, "opening_max_value", "must be within (0, 1]")
+        need(0 <= self.opening_balance_gain <= 1, "opening_balance_gain",
+             "must be within [0, 1]; 0 keeps the network's own 0 as even")
         need(0 <= self.value_q_weight <= 1, "value_q_weight", "must be within [0, 1]")
         need(0 < self.decided_weight <= 1, "decided_weight", "must be within (0, 1]; 1 turns it off")
         need(0 < self.decided_threshold < 1, "decided_threshold", "must be within (0, 1)")

@@ -27,7 +27,7 @@ from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.backend import SelfPlayBackend, open_backend
-from alphagomoku.selfplay.openings import OpeningSettings
+from alphagomoku.selfplay.openings import OpeningSettings, steer_target
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
 from alphagomoku.train import distributed
@@ -71,6 +71,7 @@ class Trainer:
         self.epoch = 0
         self.saved_epoch = 0  # the newest checkpoint on disk
         self.lopsided_epochs = 0  # epochs in a row with one colour above collapse_share
+        self.opening_target = 0.0  # black's value that counts as an even opening (openings.steer_target)
         self.best_elo = 0.0  # rating of the best network relative to the untrained one
         self.clock: WallClock | None = None  # started by run(); see alphagomoku.train.budget
         self.spent_seconds = 0.0  # wall time of earlier sessions of this run
@@ -148,6 +149,7 @@ class Trainer:
         self.epoch = self.saved_epoch = int(state["epoch"])
         self.best_elo = float(state.get("best_elo", 0.0))
         self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
+        self.opening_target = float(state.get("opening_target", 0.0))
         self.spent_seconds = float(state.get("wall_seconds", 0.0))
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
@@ -283,6 +285,10 @@ class Trainer:
             weights = self.best_weights  # under gating, self-play uses the best network so far
         records = self._self_play(pool, weights, epoch, row)
         self._watch_colours(row)
+        row["opening_target"] = self.opening_target
+        self.opening_target = steer_target(self.opening_target, row["opening_black_wins"],
+                                           row["opening_white_wins"], row["opening_games"],
+                                           self.cfg.opening_balance_gain)
         save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
         return records
 
@@ -326,7 +332,8 @@ class Trainer:
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
             f"buffer {len(self.buffer)}; black/white/draw from openings "
-            f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']}, "
+            f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']} "
+            f"(even at {row['opening_target']:+.2f} for black), "
             f"from the empty board {row['empty_black_wins']}/{row['empty_white_wins']}/{row['empty_draws']}"
         )
 
@@ -349,7 +356,8 @@ class Trainer:
         while left > 0:
             n = min(cfg.games_per_task, left)
             seed = int(self.rng.integers(2**31))
-            tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch))
+            tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch,
+                                      opening_black_target=self.opening_target))
             left -= n
         records: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0}
@@ -460,6 +468,7 @@ class Trainer:
             "selfplay_rng": self.rng.bit_generator.state,
             "best_elo": self.best_elo,
             "lopsided_epochs": self.lopsided_epochs,
+            "opening_target": self.opening_target,
             "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
             "world_size": self.dist.world_size,
         }
@@ -481,7 +490,8 @@ class Trainer:
                 f"({top / games:.0%}), above {cfg.collapse_share:.0%} for {self.lopsided_epochs} "
                 "epochs in a row. The value head is probably learning 'this colour wins' rather "
                 "than the position (a colour collapse): the losing side's search stops finding "
-                "moves. Try more --simulations, --search gumbel, a larger --value-q-weight, "
+                "moves. Try --opening-balance-gain 0.25 if it is 0, more --simulations, "
+                "--search gumbel, a larger --value-q-weight, "
                 "--decided-weight 0.1, or more --selfplay-games per epoch "
                 "(docs/troubleshooting.md, 'One colour wins every self-play game')."
             )
