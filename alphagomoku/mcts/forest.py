@@ -235,6 +235,12 @@ class Forest:
         """The root visits tree ``i``'s search aims at."""
         return int(self._target[self._check_tree(i)])
 
+    def short_of_target(self) -> np.ndarray:
+        """bool (num_trees,): the trees whose root has fewer visits than its target. One array
+        operation per search step instead of two method calls per tree (a self-play loop over
+        8 games spent 2% of its time asking tree by tree)."""
+        return self._trees.nodes[:, ROOT, VISITS] < self._target
+
     # -- the gather / evaluate / apply cycle ----------------------------------------------------
     def gather(self, active: np.ndarray | None = None) -> int:
         """Select leaves in the active trees; return how many need the evaluator.

@@ -114,8 +114,7 @@ def play_games(
     while active.any():
         if on_step is not None:
             on_step()
-        need = np.array([active[i] and forest.root_visits(i) < forest.target_visits(i)
-                         for i in range(k)])
+        need = active & forest.short_of_target()
         if need.any():
             n = forest.gather(need)
             if n:
