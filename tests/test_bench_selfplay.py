@@ -17,7 +17,8 @@ def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
 
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--preset", "tiny",
-         "--board-size", "7", "--simulations", "4", "--games-per-worker", "2", "--workers", "1,2"],
+         "--board-size", "7", "--simulations", "4", "--games-per-worker", "2", "--workers", "1,2",
+         "--repeats", "2"],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -36,14 +37,25 @@ def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
             assert 0 < r[f"{b}_workers{w}_network_share"] <= 1
             assert r[f"{b}_workers{w}_mean_batch"] >= 1
         assert r[f"{b}_speedup_2_vs_1"] > 0 and r[f"{b}_raw_forward_per_second_at_batch"] > 0
+        for w in (1, 2):
+            runs = r[f"{b}_workers{w}_positions_per_second_runs"]
+            assert len(runs) == 2 and r[f"{b}_workers{w}_positions_per_second"] == pytest.approx(
+                sum(runs) / 2)  # the median of two
     if "onnx" in backends:
         assert r["backends_left_out"] == "none"
-        assert r["onnx_over_torch_workers2"] == pytest.approx(
-            r["onnx_workers2_positions_per_second"] / r["torch_workers2_positions_per_second"])
-        assert r["onnx_over_torch_cpu_workers1"] == pytest.approx(
-            r["onnx_workers1_positions_per_cpu_second"] / r["torch_workers1_positions_per_cpu_second"])
+        paired = [o / t for o, t in zip(r["onnx_workers2_positions_per_second_runs"],
+                                        r["torch_workers2_positions_per_second_runs"])]
+        assert r["onnx_over_torch_workers2_runs"] == pytest.approx(paired)
+        assert r["onnx_over_torch_workers2"] == pytest.approx(sum(paired) / 2)
+        assert len(r["onnx_over_torch_cpu_workers1_runs"]) == 2 and r["onnx_over_torch_cpu_workers1"] > 0
     else:
         assert r["backends_left_out"].startswith("onnx left out: onnxruntime or onnx is not installed")
+
+
+def test_repeats_must_be_positive():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
+                          "--repeats", "0"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and "expected a positive integer, got '0'" in out.stderr
 
 
 def test_backends_option_is_checked():

@@ -5,7 +5,10 @@ batch per search step over all the games a worker plays at once), after a warm-u
 worker so that process start, imports and model loading are not counted. On a CPU each worker
 count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
 gives the old and the new speed side by side; keys start with the backend's name, and
-``onnx_over_torch_workersN`` is the ratio of their positions per second. Each speed is also
+``onnx_over_torch_workersN`` is the ratio of their positions per second. A timed run lasts a
+second or two, and such runs were measured to swing by 20%, so each setting is timed
+``--repeats`` times, the backends taking turns: every figure is the median over the repeats,
+each ratio the median of the repeats' ratios (``..._runs`` lists them). Each speed is also
 given per second of the workers' CPU time (``positions_per_cpu_second``,
 ``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
 """
@@ -40,6 +43,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CPU inference backends to compare, comma-separated (default torch,onnx; "
                         "onnx is left out on a GPU or when it is not installed, and says so)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=_positive_int, default=3,
+                   help="timed runs per worker count and backend, taking turns (default 3)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int) -> dict:
@@ -167,13 +182,22 @@ def run(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         weights = str(Path(tmp) / "bench.pt")
         save_model(weights, model)
+        runs: dict = {}
         for w in counts:
-            for backend in backends:
-                r = _pool_run(dataclasses.replace(spec, inference_backend=backend), w, weights,
-                              args.games_per_worker, args.seed)
-                for k, v in r.items():
-                    if v is not None:
-                        out[f"{backend}_workers{w}_{k}"] = v
+            for rep in range(args.repeats):
+                for backend in backends:
+                    r = _pool_run(dataclasses.replace(spec, inference_backend=backend), w, weights,
+                                  args.games_per_worker, args.seed + 1000 * rep)
+                    for k, v in r.items():
+                        if v is not None:
+                            runs.setdefault(f"{backend}_workers{w}_{k}", []).append(v)
+        out["repeats"] = args.repeats
+        for key, values in runs.items():
+            out[key] = float(np.median(values))
+        for backend in backends:
+            for w in counts:
+                out[f"{backend}_workers{w}_positions_per_second_runs"] = runs[
+                    f"{backend}_workers{w}_positions_per_second"]
     for backend in backends:
         if 1 in counts and 2 in counts:
             out[f"{backend}_speedup_2_vs_1"] = (out[f"{backend}_workers2_positions_per_second"]
@@ -184,8 +208,11 @@ def run(args) -> dict:
         for w in counts:
             for per in ("second", "cpu_second"):
                 ratio = "" if per == "second" else "_cpu"
-                out[f"onnx_over_torch{ratio}_workers{w}"] = (
-                    out[f"onnx_workers{w}_positions_per_{per}"] / out[f"torch_workers{w}_positions_per_{per}"])
+                # Paired by repeat: the two backends of one repeat ran back to back.
+                ratios = [o / t for o, t in zip(runs[f"onnx_workers{w}_positions_per_{per}"],
+                                                runs[f"torch_workers{w}_positions_per_{per}"])]
+                out[f"onnx_over_torch{ratio}_workers{w}"] = float(np.median(ratios))
+                out[f"onnx_over_torch{ratio}_workers{w}_runs"] = ratios
         out["onnx_over_torch_raw_forward"] = (out["onnx_raw_forward_per_second_at_batch"]
                                               / out["torch_raw_forward_per_second_at_batch"])
     return out
