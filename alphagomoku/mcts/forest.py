@@ -236,9 +236,8 @@ class Forest:
         return int(self._target[self._check_tree(i)])
 
     def short_of_target(self) -> np.ndarray:
-        """bool (num_trees,): the trees whose root has fewer visits than its target. One array
-        operation per search step instead of two method calls per tree (a self-play loop over
-        8 games spent 2% of its time asking tree by tree)."""
+        """bool (num_trees,): the trees whose root has fewer visits than its target, in one
+        array operation (the self-play loop asks every search step)."""
         return self._trees.nodes[:, ROOT, VISITS] < self._target
 
     # -- the gather / evaluate / apply cycle ----------------------------------------------------

@@ -9,8 +9,8 @@ the data and rules out openings already decided. The recipe follows KataGomo's r
 weight (1 - v^2)^k, v being the network's value).
 
 "Even" is calibrated by results, not taken on the value head's word: on 15x15 freestyle the
-first player really is ahead, and a network that values an opening at 0 was measured to lose it
-as white about 65% of the time late in a one-hour run. ``black_target`` is the value for black
+first player really is ahead, and late in a one-hour run black won about 65% of the openings
+the network had valued as even. ``black_target`` is the value for black
 that openings aim at; the trainer moves it each epoch against the colour that won more games
 from openings (:func:`steer_target`), so the games themselves come out even.
 
