@@ -87,3 +87,44 @@ def test_scale_benchmark_times_pool_and_ray_on_the_same_games():
     # Same seeds, same weights: the two backends play the very same games.
     assert r["ray1_positions"] == r["pool1_positions"]
     assert r["ray1_vs_pool1"] > 0
+
+
+def _selfplay_args(*argv):
+    import argparse
+
+    from alphagomoku.bench import selfplay
+
+    p = argparse.ArgumentParser()
+    selfplay.add_arguments(p)
+    return p.parse_args(list(argv))
+
+
+def test_selfplay_benchmark_times_the_recipes_workers():
+    """The workers are built as training builds them, from the recipe, flags overriding it."""
+    from alphagomoku.bench.selfplay import recipe_config
+    from alphagomoku.device import select_device
+    from alphagomoku.train.config import TrainConfig
+    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.recipes import recipe_path
+
+    hour = TrainConfig.from_file(recipe_path("cpu-hour"))
+    cfg = recipe_config(_selfplay_args())
+    assert (cfg.model_preset, cfg.simulations, cfg.games_per_task, cfg.search) == (
+        hour.model_preset, hour.simulations, hour.games_per_task, hour.search)
+    spec = worker_spec(cfg, select_device("cpu"))
+    assert spec.search.root_rule == "gumbel" and spec.search.dirichlet_eps == 0
+    assert spec.settings.openings is not None and spec.settings.games_at_once == hour.games_per_task
+
+    cfg = recipe_config(_selfplay_args("--recipe", "old", "--simulations", "12", "--games-per-worker", "3",
+                                       "--board-size", "9", "--preset", "small"))
+    spec = worker_spec(cfg, select_device("cpu"))
+    assert spec.search.root_rule == "puct" and spec.search.num_simulations == 12
+    assert spec.settings.openings is None and spec.settings.games_at_once == 3
+    assert spec.game.width == 9 and cfg.model_preset == "small"
+
+
+def test_unknown_recipe_is_a_usage_error():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
+                          "--recipe", "fastest"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and "no recipe named 'fastest'" in out.stderr
+    assert "cpu-hour" in out.stderr  # the recipes there are are listed

@@ -127,7 +127,7 @@ def test_even_is_steered_against_the_colour_that_wins_more():
 
 def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
     from alphagomoku.selfplay.worker import _WorkerState, run_task
-    from alphagomoku.train.loop import Trainer
+    from alphagomoku.train.loop import Trainer, worker_spec
 
     cfg = TrainConfig(board_size=7, n_in_row=4, run_dir=str(tmp_path / "run"), device="cpu",
                       selfplay_games=8, games_per_task=4, simulations=4, opening_share=1.0)
@@ -137,7 +137,8 @@ def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
 
     class InlinePool:  # the worker's own task runner, in this process, with a uniform network
         def play(self, tasks, on_result):
-            state = _WorkerState(index=0, spec=trainer._worker_spec(), evaluator=uniform_evaluator,
+            spec = worker_spec(trainer.cfg, trainer.device)
+            state = _WorkerState(index=0, spec=spec, evaluator=uniform_evaluator,
                                  version=0)
             for task in tasks:
                 seen.append(task.opening_black_target)

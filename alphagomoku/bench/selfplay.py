@@ -1,12 +1,14 @@
 """Self-play throughput with 1 and 2 workers, per inference backend, the network's share of a worker's time, and the raw forward rate.
 
 What is timed is the self-play pool exactly as training runs it (spawned workers, one network
-batch per search step over all the games a worker plays at once), after a warm-up task per
+batch per search step over all the games a worker plays at once), with the workers a training
+recipe gives it (``--recipe``, default cpu-hour: its network, search, simulations, games at once,
+openings), the untrained network of that size, after a warm-up task per
 worker so that process start, imports and model loading are not counted. On a CPU each worker
 count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
 gives the old and the new speed side by side; keys start with the backend's name, and
-``onnx_over_torch_workersN`` is the ratio of their positions per second. A timed run lasts a
-second or two, and such runs were measured to swing by 20%, so each setting is timed
+``onnx_over_torch_workersN`` is the ratio of their positions per second. Short timed runs
+(a second or two at small settings) were measured to swing by 20%, so each setting is timed
 ``--repeats`` times, the backends taking turns: every figure is the median over the repeats,
 each ratio the median of the repeats' ratios (``..._runs`` lists them). Each speed is also
 given per second of the workers' CPU time (``positions_per_cpu_second``,
@@ -32,11 +34,16 @@ def _backend_list(text: str) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", default="small", help="model preset (default small)")
-    p.add_argument("--board-size", type=int, default=15)
-    p.add_argument("--simulations", type=int, default=16, help="MCTS simulations per move")
-    p.add_argument("--games-per-worker", type=int, default=8,
-                   help="games each worker plays at once (= the network batch)")
+    p.add_argument("--recipe", default="cpu-hour", metavar="NAME",
+                   help="self-play as this training recipe runs it (configs/NAME.json: network, "
+                        "search, simulations, games at once, openings, playout cap; default "
+                        "cpu-hour); the flags below override single settings")
+    p.add_argument("--preset", help="model preset (default: the recipe's)")
+    p.add_argument("--board-size", type=int, help="board size (default: the recipe's)")
+    p.add_argument("--simulations", type=int, help="MCTS simulations per move (default: the recipe's)")
+    p.add_argument("--games-per-worker", type=int,
+                   help="games each worker plays at once (= the network batch; default: the "
+                        "recipe's games_per_task)")
     p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
@@ -45,6 +52,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="timed runs per worker count and backend, taking turns (default 3)")
+
+
+def recipe_config(args):
+    """The TrainConfig whose self-play is timed: the recipe, with the flags that were given."""
+    from alphagomoku.bench import UsageError
+    from alphagomoku.train.config import ConfigError, TrainConfig
+    from alphagomoku.train.recipes import recipe_path
+
+    flags = {"model_preset": args.preset, "board_size": args.board_size,
+             "simulations": args.simulations, "games_per_task": args.games_per_worker}
+    changes = {k: v for k, v in flags.items() if v is not None}
+    try:
+        return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 def _positive_int(text: str) -> int:
@@ -147,34 +169,26 @@ def run(args) -> dict:
     import torch
 
     from alphagomoku.device import select_device
-    from alphagomoku.game import GameConfig
-    from alphagomoku.mcts import SearchConfig
     from alphagomoku.nn import ModelConfig, PolicyValueNet
     from alphagomoku.nn.io import save_model
-    from alphagomoku.selfplay.game_loop import SelfPlaySettings
-    from alphagomoku.selfplay.worker import WorkerSpec, worker_devices
+    from alphagomoku.train.loop import worker_spec
 
+    cfg = recipe_config(args)
     choice = select_device(args.device)
-    game = GameConfig(width=args.board_size)
     torch.manual_seed(args.seed)
-    model = PolicyValueNet(ModelConfig.preset(args.preset, args.board_size)).eval()
-    device, num_gpus = worker_devices(choice, args.device)
+    model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size)).eval()
     backends, left_out = _backends(args.backends, choice.kind)
     if not backends:
         raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
-    spec = WorkerSpec(
-        game=game,
-        search=SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25),
-        settings=SelfPlaySettings(games_at_once=args.games_per_worker),
-        device=device,
-        num_gpus=num_gpus,
-    )
+    spec = worker_spec(cfg, choice)
     out: dict = {
         "device": str(choice),
-        "preset": args.preset,
-        "board": f"{args.board_size}x{args.board_size}",
-        "simulations": args.simulations,
-        "games_per_worker": args.games_per_worker,
+        "recipe": args.recipe,
+        "preset": cfg.model_preset,
+        "board": f"{cfg.board_size}x{cfg.board_size}",
+        "search": cfg.search,
+        "simulations": cfg.simulations,
+        "games_per_worker": cfg.games_per_task,
         "backends": ",".join(backends),
         "backends_left_out": left_out,
     }
@@ -187,7 +201,7 @@ def run(args) -> dict:
             for rep in range(args.repeats):
                 for backend in backends:
                     r = _pool_run(dataclasses.replace(spec, inference_backend=backend), w, weights,
-                                  args.games_per_worker, args.seed + 1000 * rep)
+                                  cfg.games_per_task, args.seed + 1000 * rep)
                     for k, v in r.items():
                         if v is not None:
                             runs.setdefault(f"{backend}_workers{w}_{k}", []).append(v)
@@ -203,7 +217,7 @@ def run(args) -> dict:
             out[f"{backend}_speedup_2_vs_1"] = (out[f"{backend}_workers2_positions_per_second"]
                                                 / out[f"{backend}_workers1_positions_per_second"])
         out[f"{backend}_raw_forward_per_second_at_batch"] = _raw_forward(
-            model.to(choice.device), choice.device, args.games_per_worker, args.board_size, backend)
+            model.to(choice.device), choice.device, cfg.games_per_task, cfg.board_size, backend)
     if "torch" in backends and "onnx" in backends:
         for w in counts:
             for per in ("second", "cpu_second"):

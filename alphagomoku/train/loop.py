@@ -46,6 +46,36 @@ from alphagomoku.train.plot import plot_progress
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset")
 
 
+def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
+    """What every self-play worker of a run with ``cfg`` is given: the search, the game loop's
+    settings and the device. The self-play benchmark builds its workers with this too, so that
+    it times what training runs."""
+    gumbel = cfg.search == "gumbel"
+    search = SearchConfig(
+        num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
+        dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
+        gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
+        gumbel_c_scale=cfg.gumbel_c_scale, vcf_leaf_budget=cfg.vcf_leaf_budget,
+    )
+    openings = None
+    if cfg.opening_share > 0:
+        openings = OpeningSettings(share=cfg.opening_share, min_stones=cfg.opening_min_stones,
+                                   max_stones=cfg.opening_max_stones,
+                                   max_value=cfg.opening_max_value)
+    settings = SelfPlaySettings(
+        games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
+        resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
+        openings=openings, full_search_share=cfg.full_search_share,
+        fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
+    )
+    device_name, num_gpus = worker_devices(device, cfg.device)
+    # One torch thread per CPU worker: workers are the parallelism, and several threads per
+    # process on shared cores were measured 10-100x slower per forward pass, not faster.
+    return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
+                      num_gpus=num_gpus, threads_per_worker=1,
+                      inference_backend=cfg.inference_backend)
+
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False, log: Callable[[str], None] = print,
                  progress: bool = True):
@@ -221,7 +251,7 @@ class Trainer:
 
             ray_options = RayOptions(address=cfg.ray_address, num_cpus=cfg.ray_actor_cpus,
                                      num_gpus=cfg.ray_actor_gpus, max_lag=cfg.ray_max_lag)
-        return open_backend(cfg.selfplay_backend, self._worker_spec(), cfg.parallel_workers,
+        return open_backend(cfg.selfplay_backend, worker_spec(cfg, self.device), cfg.parallel_workers,
                             cfg.task_timeout(cfg.selfplay_backend), cfg.max_worker_failures,
                             log=self.log, ray_options=ray_options)
 
@@ -233,33 +263,6 @@ class Trainer:
         for snap in self.snapshots.take(self.epoch, self.clock.seconds(), unwrap(self.model)):
             self.log(f"snapshot at minute {snap['mark_minutes']:g}: epoch {self.epoch} -> "
                      f"{self.run_dir / 'snapshots' / snap['file']}")
-
-    def _worker_spec(self) -> WorkerSpec:
-        cfg = self.cfg
-        gumbel = cfg.search == "gumbel"
-        search = SearchConfig(
-            num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
-            dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
-            gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
-            gumbel_c_scale=cfg.gumbel_c_scale, vcf_leaf_budget=cfg.vcf_leaf_budget,
-        )
-        openings = None
-        if cfg.opening_share > 0:
-            openings = OpeningSettings(share=cfg.opening_share, min_stones=cfg.opening_min_stones,
-                                       max_stones=cfg.opening_max_stones,
-                                       max_value=cfg.opening_max_value)
-        settings = SelfPlaySettings(
-            games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
-            resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
-            openings=openings, full_search_share=cfg.full_search_share,
-            fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
-        )
-        device, num_gpus = worker_devices(self.device, cfg.device)
-        # One torch thread per CPU worker: workers are the parallelism, and several threads per
-        # process on shared cores were measured 10-100x slower per forward pass, not faster.
-        return WorkerSpec(game=self.game, search=search, settings=settings, device=device,
-                          num_gpus=num_gpus, threads_per_worker=1,
-                          inference_backend=cfg.inference_backend)
 
     @property
     def initial_weights(self) -> Path:
