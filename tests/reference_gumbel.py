@@ -54,3 +54,13 @@ def improved_policy(priors, visits, qs, raw_value, c_visit=50.0, c_scale=0.1):
     e = [math.exp(x - top) for x in logits]
     total = sum(e)
     return [x / total for x in e]
+
+
+def interior_choice(priors, visits, walks, qs, raw_value, c_visit=50.0, c_scale=0.1):
+    """The paper's deterministic rule below the root, over every legal action of a node:
+    (index, scores) of argmax pi'(a) - N(a) / (1 + sum N). ``visits`` give the completed q
+    and sigma, ``walks`` (visits plus walks in flight) the visit term."""
+    pi = improved_policy(priors, visits, qs, raw_value, c_visit, c_scale)
+    total = sum(walks)
+    scores = [p - n / (1 + total) for p, n in zip(pi, walks)]
+    return max(range(len(scores)), key=scores.__getitem__), scores

@@ -13,12 +13,15 @@ from alphagomoku.mcts import Forest, SearchConfig, uniform_evaluator
 from alphagomoku.mcts.gumbel import considered_visit
 from alphagomoku.mcts.tree import (
     FIRST_EDGE,
+    FORCED,
     LOSS,
+    NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
     RAW,
     ROOT,
     STATUS,
+    UNKNOWN,
     VALUE_SUM,
     VISITS,
     WIN,
@@ -43,12 +46,12 @@ def random_evaluator(seed: int):
     return evaluate
 
 
-def root_edges(forest: Forest, t: int = 0):
-    """The root's edges as the reference sees them: move, prior, visits, q (root's view)."""
+def root_edges(forest: Forest, t: int = 0, x: int = ROOT):
+    """Node ``x``'s edges as the reference sees them: move, prior, visits, q (x's view)."""
     tr = forest.arrays
-    first = int(tr.nodes[t, ROOT, FIRST_EDGE])
-    k = int(tr.nodes[t, ROOT, NUM_EDGES])
-    taken = int(tr.nodes[t, ROOT, NUM_CHILDREN])
+    first = int(tr.nodes[t, x, FIRST_EDGE])
+    k = int(tr.nodes[t, x, NUM_EDGES])
+    taken = int(tr.nodes[t, x, NUM_CHILDREN])
     rows = []
     for i in range(k):
         e = first + i
@@ -64,7 +67,7 @@ def root_edges(forest: Forest, t: int = 0):
             elif visits:
                 q = -tr.values[t, c, VALUE_SUM] / visits
         rows.append((int(tr.edge_move[t, e]), float(tr.edge_prior[t, e]), visits, q))
-    return rows, float(tr.values[t, ROOT, RAW])
+    return rows, float(tr.values[t, x, RAW])
 
 
 # -- the sequential-halving plan ----------------------------------------------------------------
@@ -301,3 +304,57 @@ def test_puct_forest_refuses_gumbel_queries():
     forest.run(uniform_evaluator)
     with pytest.raises(ValueError, match="visit distribution"):
         forest.improved_policy(0)
+
+
+# -- the deterministic rule below the root --------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interior_rule_matches_reference_on_random_trees(seed):
+    """At every expanded node below the root of a searched tree, the kernel's edge is the
+    reference's argmax over all legal moves (so the taken-prefix shortcut loses nothing)."""
+    from alphagomoku.mcts.gumbel import select_interior
+
+    rng = np.random.default_rng(100 + seed)
+    pos = Position(GAME)
+    for mv in rng.choice(GAME.area, size=int(rng.integers(0, 10)), replace=False):
+        pos.play(int(mv))
+        if pos.is_over:
+            pos.undo()
+    cfg = gumbel_cfg(int(rng.integers(20, 120)), int(rng.choice([2, 4, 8])), interior_rule="gumbel",
+                     gumbel_c_scale=float(rng.choice([0.1, 1.0])))
+    forest = Forest(GAME, cfg, 1, seed=seed)
+    forest.reset(0, pos)
+    forest.run(random_evaluator(seed))
+    tr = forest.arrays
+    checked = 0
+    for x in range(1, int(tr.roots[0, NODES_USED])):
+        if tr.nodes[0, x, VISITS] < 2 or tr.nodes[0, x, STATUS] != UNKNOWN or tr.nodes[0, x, FORCED]:
+            continue
+        rows, raw = root_edges(forest, 0, x)
+        visits = [r[2] for r in rows]
+        best, scores = ref.interior_choice([r[1] for r in rows], visits, visits, [r[3] for r in rows],
+                                           raw, cfg.gumbel_c_visit, cfg.gumbel_c_scale)
+        e = select_interior(tr.nodes, tr.values, tr.edge_prior, tr.edge_child, forest._params, 0, x)
+        got = e - int(tr.nodes[0, x, FIRST_EDGE])
+        assert scores[got] == pytest.approx(scores[best], abs=1e-9), (x, got, best)
+        checked += 1
+    assert checked >= 1
+
+
+def test_interior_rule_counts_walks_in_flight():
+    """A walk in flight counts as a visit in the rule's visit term, so parallel walks spread."""
+    assert ref.interior_choice([0.6, 0.4], [3, 0], [3, 0], [0.0, 0.0], 0.0)[0] == 1
+    # Equal priors and values: the child with a walk in flight is passed over.
+    assert ref.interior_choice([0.5, 0.5], [2, 2], [3, 2], [0.1, 0.1], 0.1)[0] == 1
+    forest = Forest(GAME, gumbel_cfg(40, 4, interior_rule="gumbel", leaves_per_tree=4), 1, seed=2)
+    forest.reset(0, Position.from_moves(["e5"], GAME))
+    forest.run(random_evaluator(3))
+    assert forest.visit_counts(0).sum() == 39  # every simulation landed with 4 walks at a time
+
+
+def test_interior_rule_needs_the_gumbel_root():
+    with pytest.raises(ValueError, match="needs root_rule 'gumbel'"):
+        SearchConfig(interior_rule="gumbel")
+    with pytest.raises(ValueError, match="interior_rule must be one of"):
+        gumbel_cfg(interior_rule="ucb1")
+

@@ -30,9 +30,15 @@ def play(pool, task_list):
     return got
 
 
-def test_workers_stream_back_every_game(weights):
+@pytest.mark.parametrize("search", [
+    SPEC.search,
+    SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4),
+    SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4, interior_rule="gumbel"),
+], ids=["puct", "gumbel", "gumbel-interior"])
+def test_workers_stream_back_every_game(weights, search):
     logs = []
-    with SelfPlayPool(SPEC, num_workers=2, task_timeout=120, log=logs.append) as pool:
+    spec = WorkerSpec(game=GAME, search=search, settings=SPEC.settings, device="cpu")
+    with SelfPlayPool(spec, num_workers=2, task_timeout=120, log=logs.append) as pool:
         results = play(pool, tasks(weights))
     assert sorted(r.task_id for r in results) == [0, 1, 2, 3]
     assert sum(len(r.records) for r in results) == 8

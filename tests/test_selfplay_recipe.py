@@ -226,9 +226,11 @@ def test_only_full_searches_carry_policy_targets():
     assert not torch.allclose(base, alphazero_loss(model, t[0], changed, t[2], 0.0, t[3], t[4])["policy"])
 
 
-@pytest.mark.parametrize("rule", ["puct", "gumbel"])
+@pytest.mark.parametrize("rule", ["puct", "gumbel", "gumbel-interior"])
 def test_play_games_records_openings_and_search_kinds(rule):
-    search = SearchConfig(num_simulations=16, root_rule=rule, gumbel_m=8,
+    interior = "gumbel" if rule == "gumbel-interior" else "puct"
+    rule = "gumbel" if rule == "gumbel-interior" else rule
+    search = SearchConfig(num_simulations=16, root_rule=rule, gumbel_m=8, interior_rule=interior,
                           dirichlet_eps=0.25 if rule == "puct" else 0.0)
     settings = SelfPlaySettings(games_at_once=4, openings=OpeningSettings(share=0.5),
                                 full_search_share=0.5, fast_simulations=4)
@@ -302,6 +304,8 @@ def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
 
 @pytest.mark.parametrize("change, flag", [
     ({"search": "alphabeta"}, "--search"),
+    ({"search": "puct", "gumbel_interior": "gumbel"}, "--gumbel-interior"),
+    ({"gumbel_interior": "ucb1"}, "--gumbel-interior"),
     ({"full_search_share": 0.0}, "--full-search-share"),
     ({"full_search_share": 0.5, "fast_simulations": 100}, "--fast-simulations"),
     ({"opening_share": 1.5}, "--opening-share"),

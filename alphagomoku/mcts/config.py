@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 ROOT_RULES = ("puct", "gumbel")
+INTERIOR_RULES = ("puct", "gumbel")
 
 
 def _check_int(name: str, value, lowest: int) -> None:
@@ -47,6 +48,10 @@ class SearchConfig:
       replaces Dirichlet noise, so ``dirichlet_eps`` must be 0 with it.
     * ``gumbel_c_visit``, ``gumbel_c_scale``: sigma(q) = (c_visit + max visits) * c_scale * q
       on q rescaled to [0, 1]; mctx's defaults (50, 0.1).
+    * ``interior_rule``: how nodes below the root choose: ``"puct"`` (as MiniZero does under a
+      Gumbel root) or ``"gumbel"`` (the paper's deterministic rule, section 5: the move with
+      the largest pi'(a) - N(a) / (1 + sum N), pi' the improved policy of that node). Needs
+      ``root_rule="gumbel"``.
     * ``vcf_leaf_budget``: solver nodes of a VCF search (:mod:`alphagomoku.game.vcf`) at every
       new node; a proved VCF solves the node as a win. 0 turns it off.
     * ``vcf_root_budget``: the same at an unevaluated root, whose first VCF move is then the
@@ -66,6 +71,7 @@ class SearchConfig:
     gumbel_m: int = 16
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 0.1
+    interior_rule: str = "puct"
     vcf_leaf_budget: int = 0
     vcf_root_budget: int | None = None
 
@@ -91,6 +97,12 @@ class SearchConfig:
             # the reasons a public Gumbel implementation learned nothing (LightZero#493).
             raise ValueError("root_rule 'gumbel' explores with Gumbel noise: set dirichlet_eps "
                              f"to 0 (got {self.dirichlet_eps})")
+        if self.interior_rule not in INTERIOR_RULES:
+            raise ValueError(f"interior_rule must be one of {', '.join(INTERIOR_RULES)}, "
+                             f"got {self.interior_rule!r}")
+        if self.interior_rule == "gumbel" and self.root_rule != "gumbel":
+            raise ValueError("interior_rule 'gumbel' needs root_rule 'gumbel' (its sigma(q) and "
+                             "improved policy are the Gumbel root's)")
         _check_int("vcf_leaf_budget", self.vcf_leaf_budget, 0)
         if self.vcf_root_budget is not None:
             _check_int("vcf_root_budget", self.vcf_root_budget, 0)

@@ -24,6 +24,7 @@ from alphagomoku.mcts.tree import (
     FIRST_EDGE,
     FORCED,
     FULL,
+    GUMBEL_INTERIOR,
     LOSS,
     NODES_USED,
     NUM_CHILDREN,
@@ -95,6 +96,15 @@ class Forest:
         self.game = None
         return self
 
+    @staticmethod
+    def _selection_id(selection: str, cfg: SearchConfig) -> int:
+        if cfg.interior_rule == "gumbel":
+            if selection != "puct":
+                raise ValueError(f"selection {selection!r} and interior_rule 'gumbel' both choose "
+                                 "below the root: use one")
+            return GUMBEL_INTERIOR
+        return SELECTIONS[selection]
+
     def _build(self, height, width, n_in_row, rule, cfg, num_trees, seed, max_nodes, selection):
         if not isinstance(cfg, SearchConfig):
             raise TypeError(f"cfg must be a SearchConfig, got {type(cfg).__name__}")
@@ -115,7 +125,7 @@ class Forest:
         self.max_nodes = max_nodes
         self._params = SearchParams(
             height=height, width=width, n_in_row=n_in_row, rule=rule,
-            selection=SELECTIONS[selection], c_puct=float(cfg.c_puct), c_base=float(cfg.c_base),
+            selection=self._selection_id(selection, cfg), c_puct=float(cfg.c_puct), c_base=float(cfg.c_base),
             fpu_reduction=float(cfg.fpu_reduction), root_fpu_reduction=float(cfg.root_fpu),
             virtual_loss=float(cfg.virtual_loss),
             dirichlet_alpha=float(cfg.dirichlet_alpha), dirichlet_eps=float(cfg.dirichlet_eps),

@@ -11,7 +11,11 @@ visited, and the target says nothing about them. Gumbel AlphaZero instead
 3. trains the policy on softmax(logit + sigma(completed q)): every legal move gets a target,
    unvisited ones through the mixed value estimate (paper, appendix D).
 
-Below the root the ordinary selection rule (PUCT) applies, as MiniZero does.
+Below the root the ordinary selection rule (PUCT) applies, as MiniZero does, unless
+``interior_rule="gumbel"`` asks for the paper's deterministic rule (section 5,
+:func:`select_interior`): the move with the largest pi'(a) - N(a) / (1 + sum N), pi' being
+softmax(logit + sigma(completed q)) at that node, so that visits follow the improved policy
+without any noise.
 
 The root's edges are kept sorted so that the m candidates come first, ordered by g + logit:
 the first phase then visits edges in block order, which keeps the tree's invariant that the
@@ -161,6 +165,83 @@ def completed_q_into(nodes, values, edge_prior, edge_child, t, out):
     for i in range(k):
         out[i] = (out[i] - lo) / span
     return max_visits
+
+
+@njit(**JIT)
+def select_interior(nodes, values, edge_prior, edge_child, prm, t, x):
+    """The edge the paper's deterministic rule takes out of the non-root node ``x``:
+    argmax over a of pi'(a) - N(a) / (1 + sum_b N(b)), with pi' = softmax(logit +
+    sigma(completed q)) and N counting walks in flight (they spread parallel walks, as virtual
+    loss does under PUCT).
+
+    Every untaken edge has the same completed q (v_mix) and N = 0, so among them the one with
+    the largest prior wins, and the block is sorted by prior: the next untaken edge is the only
+    one to score, which keeps the tree's taken-prefix invariant. Its softmax mass is summed in
+    one pass instead of an exp per move. Nothing is allocated."""
+    first = np.int64(nodes[t, x, FIRST_EDGE])
+    k = np.int64(nodes[t, x, NUM_EDGES])
+    taken = np.int64(nodes[t, x, NUM_CHILDREN])
+    visits_sum = 0.0
+    weighted_q = 0.0
+    visited_prior = 0.0
+    max_visits = 0
+    walks = 0.0  # N summed over the children, in flight included
+    uses_mix = taken < k
+    for e in range(first, first + taken):
+        c = edge_child[t, e]
+        n = nodes[t, c, VISITS]
+        walks += n + nodes[t, c, IN_FLIGHT]
+        if n > 0:
+            p = edge_prior[t, e]
+            visits_sum += n
+            weighted_q += p * values[t, c, Q]
+            visited_prior += p
+            if n > max_visits:
+                max_visits = n
+        else:
+            uses_mix = True
+    raw = values[t, x, RAW]
+    if visited_prior > 0.0:
+        v_mix = (raw + visits_sum * weighted_q / visited_prior) / (1.0 + visits_sum)
+    else:
+        v_mix = raw
+    lo = np.inf
+    hi = -np.inf
+    if uses_mix:
+        lo = v_mix
+        hi = v_mix
+    for e in range(first, first + taken):
+        c = edge_child[t, e]
+        if nodes[t, c, VISITS] > 0:
+            lo = min(lo, values[t, c, Q])
+            hi = max(hi, values[t, c, Q])
+    span = max(hi - lo, _RESCALE_EPS)
+    scale = _sigma_scale(prm, max_visits)
+    # exp(scale * (q_hat - 1)) <= 1: no overflow however many visits scale grows with.
+    mix_weight = math.exp(scale * ((v_mix - lo) / span - 1.0))
+    untaken_mass = 0.0
+    for e in range(first + taken, first + k):
+        untaken_mass += edge_prior[t, e]
+    total = untaken_mass * mix_weight
+    for e in range(first, first + taken):
+        c = edge_child[t, e]
+        q = values[t, c, Q] if nodes[t, c, VISITS] > 0 else v_mix
+        total += edge_prior[t, e] * math.exp(scale * ((q - lo) / span - 1.0))
+    best = first
+    best_score = -np.inf
+    for e in range(first, first + taken):
+        c = edge_child[t, e]
+        q = values[t, c, Q] if nodes[t, c, VISITS] > 0 else v_mix
+        improved = edge_prior[t, e] * math.exp(scale * ((q - lo) / span - 1.0)) / total
+        score = improved - (nodes[t, c, VISITS] + nodes[t, c, IN_FLIGHT]) / (1.0 + walks)
+        if score > best_score:
+            best_score = score
+            best = e
+    if taken < k:
+        e = first + taken
+        if edge_prior[t, e] * mix_weight / total > best_score:
+            best = e
+    return best
 
 
 @njit(**JIT)

@@ -36,6 +36,7 @@ from alphagomoku.mcts.tree import (
     FIRST_EDGE,
     FORCED,
     FULL,
+    GUMBEL_INTERIOR,
     IN_FLIGHT,
     LAST_MOVE,
     LEAF_COLOR,
@@ -179,6 +180,8 @@ def select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, is_ro
                 best_score = s
                 best = e
         return best
+    if prm.selection == GUMBEL_INTERIOR and not is_root:
+        return gumbel_root.select_interior(nodes, values, edge_prior, edge_child, prm, t, x)
     scale = _explore(explore, prm, n_parent)
     tried = 0.0  # prior mass of the taken edges
     for e in range(first, first + taken):

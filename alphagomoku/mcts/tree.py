@@ -83,6 +83,7 @@ LEAF_FIELDS = 5
 # Selection rules (SearchParams.selection).
 PUCT = 0   # AlphaZero: Q + c(s) * P * sqrt(N) / (1 + n), first-play urgency for unvisited moves
 UCB1 = 1   # classic UCT for the rollout baseline: Q + c * sqrt(ln N / n), unvisited moves first
+GUMBEL_INTERIOR = 2  # below a Gumbel root: argmax pi'(a) - N(a) / (1 + sum N), the paper's deterministic rule
 
 # How the root chooses (SearchParams.root_rule); below the root the selection rule applies.
 ROOT_PUCT = 0    # like every other node
@@ -138,7 +139,7 @@ class SearchParams(NamedTuple):
     width: int
     n_in_row: int
     rule: int
-    selection: int           # PUCT or UCB1
+    selection: int           # PUCT, UCB1 or GUMBEL_INTERIOR (below the root)
     c_puct: float            # c_init of c(s) when c_base > 0, else the constant c
     c_base: float
     fpu_reduction: float     # times sqrt(prior mass already tried), below the parent's value

@@ -27,6 +27,8 @@ _HELP = {
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games one worker plays at once; their leaves form one network batch",
     "simulations": "MCTS simulations per move in self-play",
+    "gumbel_interior": "with --search gumbel, how nodes below the root choose: puct, or gumbel (the "
+                       "paper's deterministic rule: argmax improved policy minus visit share)",
     "epochs": "train until this epoch (with --resume: the total, not the number of new ones)",
     "run_dir": "where config, checkpoints, replay buffer, metrics and games go",
     "worker_timeout": "seconds without progress from any worker before one counts as hung (0: 180)",
@@ -38,7 +40,7 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND", "rule": "RULE", "model_preset": "PRESET",
-            "lr_schedule": "SCHEDULE"}
+            "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,6 +42,7 @@ class TrainConfig:
     gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
     gumbel_c_visit: float = 50.0      # gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
     gumbel_c_scale: float = 0.1
+    gumbel_interior: str = "puct"     # gumbel: below the root, puct | gumbel (the paper's deterministic rule)
     c_puct: float = 1.25
     dirichlet_alpha: float = 10.0     # scaled: alpha = dirichlet_alpha / legal moves
     dirichlet_eps: float = 0.25       # puct only: Gumbel noise is gumbel's exploration
@@ -133,6 +134,10 @@ class TrainConfig:
         need(self.gumbel_m >= 1, "gumbel_m", "must be at least 1")
         need(self.gumbel_c_visit >= 0, "gumbel_c_visit", "must be 0 or more")
         need(self.gumbel_c_scale > 0, "gumbel_c_scale", "must be positive")
+        need(self.gumbel_interior in ("puct", "gumbel"), "gumbel_interior",
+             f"must be puct or gumbel, got {self.gumbel_interior!r}")
+        need(self.gumbel_interior == "puct" or self.search == "gumbel", "gumbel_interior",
+             "the Gumbel rule below the root needs --search gumbel")
         need(0 < self.full_search_share <= 1, "full_search_share",
              "must be within (0, 1]; 1 turns playout cap randomisation off")
         need(self.full_search_share == 1 or 2 <= self.fast_simulations <= self.simulations,

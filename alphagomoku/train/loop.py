@@ -55,7 +55,8 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
         dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
         gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
-        gumbel_c_scale=cfg.gumbel_c_scale, vcf_leaf_budget=cfg.vcf_leaf_budget,
+        gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
+        vcf_leaf_budget=cfg.vcf_leaf_budget,
     )
     openings = None
     if cfg.opening_share > 0:
