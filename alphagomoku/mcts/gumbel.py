@@ -124,6 +124,32 @@ def prepare_root(nodes, edge_move, edge_prior, gumbel, rng, prm, t):
 
 
 @njit(**JIT)
+def _mixed_value(nodes, values, edge_prior, edge_child, t, x):
+    """(v_mix, most visits of a child) of node ``x``: the paper's appendix D mixes the network's
+    raw value of x with the prior-weighted mean q of its visited children."""
+    first = np.int64(nodes[t, x, FIRST_EDGE])
+    taken = np.int64(nodes[t, x, NUM_CHILDREN])
+    visits_sum = 0.0
+    weighted_q = 0.0
+    visited_prior = 0.0
+    max_visits = 0
+    for e in range(first, first + taken):
+        c = edge_child[t, e]
+        n = nodes[t, c, VISITS]
+        if n > 0:
+            p = edge_prior[t, e]
+            visits_sum += n
+            weighted_q += p * values[t, c, Q]
+            visited_prior += p
+            if n > max_visits:
+                max_visits = n
+    raw = values[t, x, RAW]
+    if visited_prior > 0.0:
+        return (raw + visits_sum * weighted_q / visited_prior) / (1.0 + visits_sum), max_visits
+    return raw, max_visits
+
+
+@njit(**JIT)
 def completed_q_into(nodes, values, edge_prior, edge_child, t, out):
     """out[i] = the completed Q of root edge ``first + i`` for the root's side to move: the
     child's mean value when visited, else the mixed value v_mix of the paper's appendix D;
@@ -131,25 +157,7 @@ def completed_q_into(nodes, values, edge_prior, edge_child, t, out):
     first = np.int64(nodes[t, ROOT, FIRST_EDGE])
     k = np.int64(nodes[t, ROOT, NUM_EDGES])
     taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
-    visits_sum = 0.0
-    weighted_q = 0.0
-    visited_prior = 0.0
-    max_visits = 0
-    for i in range(taken):
-        c = edge_child[t, first + i]
-        n = nodes[t, c, VISITS]
-        if n > 0:
-            p = edge_prior[t, first + i]
-            visits_sum += n
-            weighted_q += p * values[t, c, Q]
-            visited_prior += p
-            if n > max_visits:
-                max_visits = n
-    raw = values[t, ROOT, RAW]
-    if visited_prior > 0.0:
-        v_mix = (raw + visits_sum * weighted_q / visited_prior) / (1.0 + visits_sum)
-    else:
-        v_mix = raw
+    v_mix, max_visits = _mixed_value(nodes, values, edge_prior, edge_child, t, ROOT)
     lo = np.inf
     hi = -np.inf
     for i in range(k):
@@ -181,40 +189,16 @@ def select_interior(nodes, values, edge_prior, edge_child, prm, t, x):
     first = np.int64(nodes[t, x, FIRST_EDGE])
     k = np.int64(nodes[t, x, NUM_EDGES])
     taken = np.int64(nodes[t, x, NUM_CHILDREN])
-    visits_sum = 0.0
-    weighted_q = 0.0
-    visited_prior = 0.0
-    max_visits = 0
+    v_mix, max_visits = _mixed_value(nodes, values, edge_prior, edge_child, t, x)
     walks = 0.0  # N summed over the children, in flight included
-    uses_mix = taken < k
+    lo = v_mix if taken < k else np.inf   # the min and max of the completed q, v_mix
+    hi = v_mix if taken < k else -np.inf  # counting only when some move takes it
     for e in range(first, first + taken):
         c = edge_child[t, e]
-        n = nodes[t, c, VISITS]
-        walks += n + nodes[t, c, IN_FLIGHT]
-        if n > 0:
-            p = edge_prior[t, e]
-            visits_sum += n
-            weighted_q += p * values[t, c, Q]
-            visited_prior += p
-            if n > max_visits:
-                max_visits = n
-        else:
-            uses_mix = True
-    raw = values[t, x, RAW]
-    if visited_prior > 0.0:
-        v_mix = (raw + visits_sum * weighted_q / visited_prior) / (1.0 + visits_sum)
-    else:
-        v_mix = raw
-    lo = np.inf
-    hi = -np.inf
-    if uses_mix:
-        lo = v_mix
-        hi = v_mix
-    for e in range(first, first + taken):
-        c = edge_child[t, e]
-        if nodes[t, c, VISITS] > 0:
-            lo = min(lo, values[t, c, Q])
-            hi = max(hi, values[t, c, Q])
+        walks += nodes[t, c, VISITS] + nodes[t, c, IN_FLIGHT]
+        q = values[t, c, Q] if nodes[t, c, VISITS] > 0 else v_mix
+        lo = min(lo, q)
+        hi = max(hi, q)
     span = max(hi - lo, _RESCALE_EPS)
     scale = _sigma_scale(prm, max_visits)
     # exp(scale * (q_hat - 1)) <= 1: no overflow however many visits scale grows with.
