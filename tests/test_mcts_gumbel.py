@@ -357,4 +357,6 @@ def test_interior_rule_needs_the_gumbel_root():
         SearchConfig(interior_rule="gumbel")
     with pytest.raises(ValueError, match="interior_rule must be one of"):
         gumbel_cfg(interior_rule="ucb1")
+    with pytest.raises(ValueError, match="both choose below the root"):
+        Forest(GAME, gumbel_cfg(interior_rule="gumbel"), 1, selection="ucb1")
 
