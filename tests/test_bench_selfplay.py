@@ -121,6 +121,9 @@ def test_selfplay_benchmark_times_the_recipes_workers():
     assert spec.search.root_rule == "puct" and spec.search.num_simulations == 12
     assert spec.settings.openings is None and spec.settings.games_at_once == 3
     assert spec.game.width == 9 and cfg.model_preset == "small"
+    assert spec.search.vcf_plane_budget == 0
+    spec = worker_spec(recipe_config(_selfplay_args("--vcf-plane-budget", "100")), select_device("cpu"))
+    assert spec.search.vcf_plane_budget == 100
 
 
 def test_unknown_recipe_is_a_usage_error():

@@ -44,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games-per-worker", type=int,
                    help="games each worker plays at once (= the network batch; default: the "
                         "recipe's games_per_task)")
+    p.add_argument("--vcf-plane-budget", type=int, metavar="NODES",
+                   help="a network with the two VCF input planes, proved within NODES solver nodes "
+                        "(default: the recipe's, none)")
     p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
@@ -61,7 +64,8 @@ def recipe_config(args):
     from alphagomoku.train.recipes import recipe_path
 
     flags = {"model_preset": args.preset, "board_size": args.board_size,
-             "simulations": args.simulations, "games_per_task": args.games_per_worker}
+             "simulations": args.simulations, "games_per_task": args.games_per_worker,
+             "vcf_plane_budget": args.vcf_plane_budget}
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -132,14 +136,13 @@ def _sample_gpu(stop, samples: list) -> None:
 def _raw_forward(model, device, batch: int, board: int, backend: str, seconds: float = 2.0) -> float:
     import torch
 
-    from alphagomoku.game.constants import NUM_PLANES
     from alphagomoku.nn.backend import make_evaluator
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
     ev = make_evaluator(model, device, backend, threads=1)
     rng = np.random.default_rng(0)
-    planes = (rng.random((batch, NUM_PLANES, board, board)) < 0.2).astype(np.float32)
+    planes = (rng.random((batch, model.config.num_planes, board, board)) < 0.2).astype(np.float32)
     legal = np.ones((batch, board * board), dtype=np.bool_)
     ev(planes, legal)
     n, t0 = 0, time.perf_counter()
@@ -176,7 +179,8 @@ def run(args) -> dict:
     cfg = recipe_config(args)
     choice = select_device(args.device)
     torch.manual_seed(args.seed)
-    model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size)).eval()
+    model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
+                                              vcf_plane_budget=cfg.vcf_plane_budget)).eval()
     backends, left_out = _backends(args.backends, choice.kind)
     if not backends:
         raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
@@ -189,6 +193,7 @@ def run(args) -> dict:
         "search": cfg.search,
         "simulations": cfg.simulations,
         "games_per_worker": cfg.games_per_task,
+        "vcf_plane_budget": cfg.vcf_plane_budget,
         "backends": ",".join(backends),
         "backends_left_out": left_out,
     }

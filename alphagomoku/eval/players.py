@@ -386,13 +386,15 @@ class _SearchPlayer:
         to end in time (a network on a slow CPU can take tens of milliseconds a batch); at least
         one batch is always made."""
         from alphagomoku.mcts import Forest
+        from alphagomoku.mcts.search import fit_to_evaluator
 
         start = clock()
         deadline = start + budget_s
-        forest = Forest(position.config, self._config(limit), 1, seed=self.seed + len(position.moves))
+        evaluator = self._evaluator()
+        forest = Forest(position.config, fit_to_evaluator(self._config(limit), evaluator), 1,
+                        seed=self.seed + len(position.moves))
         forest.reset(0, position)
         active = np.ones(1, dtype=np.bool_)
-        evaluator = self._evaluator()
         batches = 0
         last = 0.0
         while forest.root_visits(0) < limit:

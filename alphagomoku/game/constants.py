@@ -24,6 +24,9 @@ DRAW = 0
 # Input planes of the network (see encode_planes): own stones, opponent stones, last move,
 # black-to-move, black's forbidden points (renju only, all zero otherwise).
 NUM_PLANES = 5
+# A network trained with VCF inputs reads two more, each all ones or all zeros: the side to move
+# has a proved VCF, the opponent has one (alphagomoku.game.vcf.write_vcf_planes).
+VCF_PLANES = 2
 
 # Board sizes the kernels support (the Gomocup protocol asks for 5..22 at most in practice).
 MIN_SIZE = 5

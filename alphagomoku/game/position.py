@@ -6,7 +6,7 @@ from typing import Iterable
 
 import numpy as np
 
-from alphagomoku.game import coords, kernels
+from alphagomoku.game import coords, kernels, vcf
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import (
     BLACK,
@@ -16,6 +16,7 @@ from alphagomoku.game.constants import (
     NO_RESULT,
     NUM_PLANES,
     RENJU,
+    VCF_PLANES,
     WHITE,
 )
 
@@ -137,13 +138,22 @@ class Position:
             return False
         return bool(kernels.is_forbidden(self.board, self.height, self.width, idx))
 
-    def planes(self) -> np.ndarray:
-        """The network's input planes for the side to move, shape (NUM_PLANES, height, width)."""
-        out = np.zeros((NUM_PLANES, self.height, self.width), dtype=np.float32)
+    def planes(self, vcf_budget: int = 0) -> np.ndarray:
+        """The network's input planes for the side to move, shape (NUM_PLANES, height, width);
+        with ``vcf_budget`` > 0, VCF_PLANES more for a network trained with VCF inputs (see
+        :func:`alphagomoku.game.vcf.write_vcf_planes`)."""
+        extra = VCF_PLANES if vcf_budget > 0 else 0
+        out = np.zeros((NUM_PLANES + extra, self.height, self.width), dtype=np.float32)
         kernels.encode_planes_into(
             self.board, self.height, self.width, self.config.rule_id, self.to_move,
             self.last_move, out,
         )
+        if extra:
+            # Imported here: vcf_search builds on Position.
+            from alphagomoku.game.vcf_search import state_for
+            c = self.config
+            vcf.write_vcf_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
+                                 self.to_move, self.last_move, int(vcf_budget), state_for(c), out)
         return out
 
     def stone(self, move) -> int:

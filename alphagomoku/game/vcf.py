@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from alphagomoku.game import kernels as game
-from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
+from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU
 from alphagomoku.numba_config import JIT
 
 # Solver results.
@@ -378,3 +378,74 @@ def solve_known_with(board, h, w, n, rule, attacker, last_move, forced, budget, 
     return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
                        st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks,
                        st.meta, st.line, st.points)
+
+
+@njit(**JIT)
+def _fives(board, h, w, n, rule, color, points):
+    """The empty points where ``color`` wins at once: how many (0, 1 or 2 meaning "two or
+    more"), the first in ``points[0]``. Only points beside a ``color`` stone are tried: the
+    window of a five-making point holds n - 1 of its stones, so one is next to it on the line."""
+    found = 0
+    for p in range(h * w):
+        if board[p] != EMPTY:
+            continue
+        y = p // w
+        x = p - y * w
+        near = False
+        for dy in range(-1, 2):
+            for dx in range(-1, 2):
+                yy = y + dy
+                xx = x + dx
+                if 0 <= yy < h and 0 <= xx < w and board[yy * w + xx] == color:
+                    near = True
+        if near and game.would_win(board, h, w, n, rule, p, color):
+            points[found] = p
+            found += 1
+            if found == 2:
+                return 2
+    return found
+
+
+@njit(**JIT)
+def _fill_vcf_planes(own, opp, out):
+    out[NUM_PLANES, :, :] = 1.0 if own else 0.0
+    out[NUM_PLANES + 1, :, :] = 1.0 if opp else 0.0
+
+
+@njit(**JIT)
+def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
+    """Fill the VCF input planes ``out[NUM_PLANES]`` (``color``, to move, has a VCF proved within
+    ``budget`` nodes) and ``out[NUM_PLANES + 1]`` (its opponent has one) with ones or zeros: the
+    answers of :func:`solve` for both sides, sharing one scan for fives.
+
+    An unknown answer is a zero, like a proved "no": the network learns what the solver at this
+    budget can prove, the same in self-play, in training and in play. The opponent's line is
+    ordered from ``last_move``, which the opponent played."""
+    other = 3 - color
+    n_own = _fives(board, h, w, n, rule, color, st.points)
+    own_point = st.points[0]
+    n_opp = _fives(board, h, w, n, rule, other, st.points)
+    opp_point = st.points[0]
+    # As solve() has it: a five to play wins, two defender fives refute, one must be blocked.
+    own = n_own > 0
+    if not own and n_opp < 2:
+        forced = opp_point if n_opp == 1 else NO_MOVE
+        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, 0,
+                               st)[0] == WIN
+    opp = n_opp > 0
+    if not opp and n_own < 2:
+        forced = own_point if n_own == 1 else NO_MOVE
+        opp = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget, 0,
+                               st)[0] == WIN
+    _fill_vcf_planes(own, opp, out)
+
+
+@njit(**JIT)
+def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budget, st, out):
+    """:func:`write_vcf_planes` for a search leaf, whose scans already showed that ``color`` has
+    no five to play and that its opponent has at most one, ``forced`` (NO_MOVE if none)."""
+    own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, 0,
+                           st)[0] == WIN
+    opp = forced != NO_MOVE or solve_known_with(board, h, w, n, rule, 3 - color, last_move,
+                                                NO_MOVE, budget, 0, st)[0] == WIN
+    _fill_vcf_planes(own, opp, out)

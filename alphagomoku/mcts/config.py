@@ -56,6 +56,9 @@ class SearchConfig:
       new node; a proved VCF solves the node as a win. 0 turns it off.
     * ``vcf_root_budget``: the same at an unevaluated root, whose first VCF move is then the
       only one searched; None means 10 times ``vcf_leaf_budget``.
+    * ``vcf_plane_budget``: the leaves' input planes carry the two VCF planes, proved within
+      that many solver nodes, for a network trained with them; it must be the network's
+      ``ModelConfig.vcf_plane_budget`` (:meth:`Forest.run` checks), 0 for every other network.
     """
 
     num_simulations: int = 800
@@ -74,6 +77,7 @@ class SearchConfig:
     interior_rule: str = "puct"
     vcf_leaf_budget: int = 0
     vcf_root_budget: int | None = None
+    vcf_plane_budget: int = 0
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -106,6 +110,7 @@ class SearchConfig:
         _check_int("vcf_leaf_budget", self.vcf_leaf_budget, 0)
         if self.vcf_root_budget is not None:
             _check_int("vcf_root_budget", self.vcf_root_budget, 0)
+        _check_int("vcf_plane_budget", self.vcf_plane_budget, 0)
 
     @property
     def root_fpu(self) -> float:

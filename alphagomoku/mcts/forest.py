@@ -12,7 +12,9 @@ import numpy as np
 
 from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
-from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU, RULE_NAMES, WHITE
+from alphagomoku.game.constants import (
+    BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU, RULE_NAMES, VCF_PLANES, WHITE,
+)
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.mcts import gumbel, kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
@@ -133,17 +135,21 @@ class Forest:
             gumbel_m=cfg.gumbel_m, gumbel_c_visit=float(cfg.gumbel_c_visit),
             gumbel_c_scale=float(cfg.gumbel_c_scale), write_planes=True, leaf_boards=False,
             vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_root_budget=cfg.vcf_root,
+            vcf_plane_budget=cfg.vcf_plane_budget,
         )
         self.gumbel = cfg.root_rule == 'gumbel'
         # The in-kernel evaluators need no planes.
         self._uniform_params = self._params._replace(write_planes=False)
         self._rollout_params = self._params._replace(write_planes=False, leaf_boards=True)
         self._trees = allocate_trees(num_trees, max_nodes, self.area)
-        self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width)
+        num_planes = NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
+        self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width,
+                                       num_planes)
         table = exploration_table(cfg.num_simulations + 2 * cfg.leaves_per_tree + 2,
                                   float(cfg.c_puct), float(cfg.c_base))
         self._scratch = allocate_scratch(self.area, max_nodes, table,
-                                         vcf=cfg.vcf_leaf_budget > 0 or cfg.vcf_root > 0)
+                                         vcf=max(cfg.vcf_leaf_budget, cfg.vcf_root,
+                                                 cfg.vcf_plane_budget) > 0)
         for i in range(num_trees):
             self._trees.rng[i] = seed_state(seed, i)
         self._live = np.zeros(num_trees, dtype=np.bool_)   # has a root with a move to search
@@ -151,7 +157,8 @@ class Forest:
         self._target = np.full(num_trees, cfg.num_simulations, dtype=np.int64)
         self._positions: list[Position | None] = [None] * num_trees
         self._pending = 0
-        #: float32 (max_leaves, 5, H, W): the input planes of the leaves of the last gather.
+        #: float32 (max_leaves, planes, H, W): the input planes of the leaves of the last
+        #: gather (5, or 7 with VCF planes).
         self.planes = self._leaves.planes
         #: bool (max_leaves, H*W): their legal moves.
         self.legal = self._leaves.legal
@@ -316,6 +323,7 @@ class Forest:
         reuse.
         ``evaluator(planes, legal) -> (priors, values)`` is called once per batch."""
         self._check_idle("run")
+        self.check_evaluator(evaluator)
         mask = self._live.copy() if active is None else self._check_active(active)
         target = self.cfg.num_simulations
         if evaluator is uniform_evaluator and (self._target[mask] == target).all():
@@ -333,6 +341,17 @@ class Forest:
             if n:
                 priors, values = evaluator(self.planes[:n], self.legal[:n])
                 self.apply(priors, values)
+
+    def check_evaluator(self, evaluator) -> None:
+        """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
+        VCF planes than this search writes: it would get inputs it was not trained on."""
+        model = getattr(evaluator, "config", None)
+        want = getattr(model, "vcf_plane_budget", None)
+        if want is not None and want != self.cfg.vcf_plane_budget:
+            raise ValueError(
+                f"the network ({model.label}) was trained with vcf_plane_budget {want} but this "
+                f"search writes {self.cfg.vcf_plane_budget}: build the search with "
+                f"SearchConfig(vcf_plane_budget={want})")
 
     # -- results ----------------------------------------------------------------------------
     def visit_counts(self, i: int) -> np.ndarray:

@@ -213,9 +213,10 @@ def select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, is_ro
 def write_planes(board, h, w, color, last_move, legal, mark_forbidden, out):
     """The network input of :func:`alphagomoku.game.kernels.encode_planes_into`, taking black's
     forbidden points from the legal mask already computed instead of testing them again.
-    ``out`` (5, h, w) must be C-contiguous: it is written plane by plane through a flat view."""
+    ``out`` (planes, h, w) must be C-contiguous: it is written plane by plane through a flat
+    view. Only the first five are written here (the VCF planes by the caller)."""
     area = h * w
-    flat = out.reshape(5, area)
+    flat = out.reshape(out.shape[0], area)
     other = 3 - color
     for p in range(area):
         s = board[p]
@@ -234,7 +235,7 @@ def write_planes(board, h, w, color, last_move, legal, mark_forbidden, out):
 
 @njit(**JIT)
 def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last_move, status,
-                 forced):
+                 forced, vcf):
     """Fill leaf slot ``j`` (its legal mask is already in legal[j]) for the evaluator."""
     info[j, LEAF_TREE] = t
     info[j, LEAF_NODE] = x
@@ -246,6 +247,16 @@ def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, la
     if prm.write_planes:
         mark = prm.rule == RENJU and color == BLACK
         write_planes(board, prm.height, prm.width, color, last_move, legal[j], mark, planes[j])
+        if prm.vcf_plane_budget > 0:
+            h, w, n, rule = prm.height, prm.width, prm.n_in_row, prm.rule
+            budget = prm.vcf_plane_budget
+            if x == ROOT:
+                # The root's forced move may be its own win or VCF: no scan to reuse.
+                vcf_solver.write_vcf_planes(board, h, w, n, rule, color, last_move, budget,
+                                            vcf, planes[j])
+            else:
+                vcf_solver.write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced,
+                                                  budget, vcf, planes[j])
 
 
 @njit(**JIT)
@@ -274,7 +285,7 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
             status = WIN
             forced = vcf.line[0]
     _finish_leaf(info, leaf_board, legal, planes, prm, j, t, ROOT, board, color,
-                 roots[t, LAST_MOVE], status, forced)
+                 roots[t, LAST_MOVE], status, forced, vcf)
 
 
 @njit(**JIT)
@@ -318,7 +329,7 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
             nodes[t, x, STATUS] = WIN
             return _EXACT, 1.0
     _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last, UNKNOWN,
-                 forced)
+                 forced, vcf)
     return _NEEDS_EVAL, 0.0
 
 

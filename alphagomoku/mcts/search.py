@@ -40,12 +40,22 @@ class SearchResult:
         return int(np.argmax(self.visits))
 
 
+def fit_to_evaluator(cfg: SearchConfig, evaluator) -> SearchConfig:
+    """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF planes of its
+    ``config`` (a ModelConfig), when it has one."""
+    budget = getattr(getattr(evaluator, "config", None), "vcf_plane_budget", None)
+    if budget is None or budget == cfg.vcf_plane_budget:
+        return cfg
+    return cfg.replace(vcf_plane_budget=budget)
+
+
 def search(position: Position, evaluator, cfg: SearchConfig | None = None,
            seed: int = 0) -> SearchResult:
     """Search ``position`` for ``cfg.num_simulations`` simulations with ``evaluator(planes,
     legal) -> (priors, values)``. Without ``cfg``, :func:`search_config` (batches of
-    SEARCH_LEAVES leaves); a given ``cfg`` is used as it is."""
-    cfg = search_config() if cfg is None else cfg
+    SEARCH_LEAVES leaves); a given ``cfg`` is used as it is, but for the VCF input planes, which
+    follow the evaluator's network (``evaluator.config``) when it has one."""
+    cfg = fit_to_evaluator(search_config() if cfg is None else cfg, evaluator)
     forest = Forest(position.config, cfg, 1, seed=seed)
     forest.reset(0, position)
     forest.run(evaluator)

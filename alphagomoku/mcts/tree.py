@@ -156,6 +156,7 @@ class SearchParams(NamedTuple):
     leaf_boards: bool        # copy each leaf's board into LeafBatch.board (for rollouts)
     vcf_leaf_budget: int     # VCF solver nodes at each new node (0: no VCF search)
     vcf_root_budget: int     # and at an unevaluated root
+    vcf_plane_budget: int    # solver nodes behind each leaf's two VCF planes (0: no such planes)
 
 
 def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
@@ -176,13 +177,14 @@ def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
     )
 
 
-def allocate_leaves(max_leaves: int, num_trees: int, height: int, width: int) -> LeafBatch:
+def allocate_leaves(max_leaves: int, num_trees: int, height: int, width: int,
+                    num_planes: int = NUM_PLANES) -> LeafBatch:
     b, a = max_leaves, height * width
     return LeafBatch(
         info=np.zeros((b, LEAF_FIELDS), dtype=np.int32),
         board=np.zeros((b, a), dtype=np.int8),
         legal=np.zeros((b, a), dtype=np.bool_),
-        planes=np.zeros((b, NUM_PLANES, height, width), dtype=np.float32),
+        planes=np.zeros((b, num_planes, height, width), dtype=np.float32),
         report=np.zeros(num_trees, dtype=np.int8),
     )
 

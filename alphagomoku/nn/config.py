@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES
+from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, VCF_PLANES
 
 # The heads follow AlphaGo Zero: a 1x1 convolution down to a few planes, then fully connected
 # layers over the board. Fixed rather than configurable: nobody has needed to tune them.
@@ -27,7 +27,12 @@ PRESETS: dict[str, tuple[int, int, int]] = {
 @dataclass(frozen=True)
 class ModelConfig:
     """A residual tower of ``blocks`` blocks of ``channels`` channels on a ``width`` x
-    ``height`` board (``height`` 0 means square), reading ``num_planes`` input planes."""
+    ``height`` board (``height`` 0 means square), reading ``num_planes`` input planes.
+
+    ``vcf_plane_budget`` > 0: the network also reads the two VCF planes, proved by the solver
+    within that many nodes (:func:`alphagomoku.game.vcf.write_vcf_planes`); everything that
+    makes its inputs takes the budget from here. 0, the default and every older model, means
+    no such planes."""
 
     blocks: int
     channels: int
@@ -35,10 +40,20 @@ class ModelConfig:
     height: int = 0
     num_planes: int = NUM_PLANES
     value_hidden: int = 64
+    vcf_plane_budget: int = 0
 
     def __post_init__(self):
         if self.height == 0:
             object.__setattr__(self, "height", self.width)
+        v = self.vcf_plane_budget
+        if not _is_int(v) or v < 0:
+            raise ValueError(f"model vcf_plane_budget must be a non-negative integer, got {v!r}")
+        want = NUM_PLANES + (VCF_PLANES if v else 0)
+        if v and self.num_planes == NUM_PLANES:
+            object.__setattr__(self, "num_planes", want)
+        if self.num_planes != want:
+            raise ValueError(f"a model with vcf_plane_budget {v} reads {want} input planes, "
+                             f"not {self.num_planes!r}")
         for name in ("width", "height"):
             v = getattr(self, name)
             if not _is_int(v) or not MIN_SIZE <= v <= MAX_SIZE:
@@ -53,13 +68,15 @@ class ModelConfig:
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def preset(cls, name: str, width: int = 15, height: int | None = None) -> "ModelConfig":
+    def preset(cls, name: str, width: int = 15, height: int | None = None,
+               vcf_plane_budget: int = 0) -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
         blocks, channels, value_hidden = PRESETS[name]
         return cls(blocks=blocks, channels=channels, width=width,
-                   height=width if height is None else height, value_hidden=value_hidden)
+                   height=width if height is None else height, value_hidden=value_hidden,
+                   vcf_plane_budget=vcf_plane_budget)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -92,8 +109,9 @@ class ModelConfig:
 
     @property
     def label(self) -> str:
-        """``b6c64 9x9``: blocks, channels and board, for logs."""
-        return f"b{self.blocks}c{self.channels} {self.width}x{self.height}"
+        """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes)."""
+        vcf = f" +vcf{self.vcf_plane_budget}" if self.vcf_plane_budget else ""
+        return f"b{self.blocks}c{self.channels} {self.width}x{self.height}{vcf}"
 
     def num_parameters(self) -> int:
         """Trainable parameters of :class:`alphagomoku.nn.model.PolicyValueNet` (checked

@@ -81,6 +81,7 @@ def play_games(
     rng = np.random.default_rng(seed)
     k = min(num_games, settings.games_at_once)
     forest = Forest(game, search, k, seed=int(rng.integers(2**31)))
+    forest.check_evaluator(evaluator)
     slots: list[_Slot | None] = [None] * k
     started = 0
     records: list[GameRecord] = []
@@ -96,7 +97,8 @@ def play_games(
         op = settings.openings
         if op is not None and rng.random() < op.share:
             t = time.perf_counter()
-            moves, value, _ = balanced_opening(game, evaluator, op, rng)
+            moves, value, _ = balanced_opening(game, evaluator, op, rng,
+                                               search.vcf_plane_budget)
             network_seconds += time.perf_counter() - t
             for m in moves:
                 position.play(m)

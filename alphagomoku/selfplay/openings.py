@@ -128,8 +128,9 @@ def distance_from_even(values: np.ndarray, black_to_move: np.ndarray, black_targ
 
 
 def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
-                     rng: np.random.Generator) -> tuple[list[int], float, int]:
-    """A random opening the network values close to even for the side to move.
+                     rng: np.random.Generator, vcf_budget: int = 0) -> tuple[list[int], float, int]:
+    """A random opening the network values close to even for the side to move (a network with
+    VCF planes proved within ``vcf_budget`` nodes).
 
     Returns (moves, distance from even, evaluator calls). After ``retries`` batches with no
     candidate within ``max_value``, the most even candidate seen is returned (the caller counts
@@ -145,7 +146,7 @@ def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
             if moves is not None:
                 batch.append(moves)
         positions = [Position.from_moves(m, game) for m in batch]
-        planes = np.stack([p.planes() for p in positions])
+        planes = np.stack([p.planes(vcf_budget) for p in positions])
         legal = np.stack([p.legal_mask() for p in positions])
         _, values = evaluator(planes, legal)
         calls += 1

@@ -7,9 +7,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from alphagomoku.game import kernels
+from alphagomoku.game import kernels, vcf
 from alphagomoku.game.config import GameConfig
-from alphagomoku.game.constants import NUM_PLANES
+from alphagomoku.game.constants import NUM_PLANES, VCF_PLANES
+from alphagomoku.game.vcf_search import state_for
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.numba_config import JIT
 from alphagomoku.train.buffer import ReplayBuffer
@@ -22,6 +23,16 @@ def encode_batch(boards, to_move, last_move, h, w, rule, out):
         kernels.encode_planes_into(boards[i], h, w, rule, to_move[i], last_move[i], out[i])
 
 
+@njit(**JIT)
+def encode_vcf_batch(boards, to_move, last_move, h, w, n, rule, budget, st, out):
+    """out[i]'s two VCF planes (out (B, NUM_PLANES + 2, h, w)), proved within ``budget`` nodes
+    as the search's leaves have them. They are constant over the board, so a symmetry applied
+    afterwards leaves them as they are."""
+    for i in range(boards.shape[0]):
+        vcf.write_vcf_planes(boards[i], h, w, n, rule, to_move[i], last_move[i], budget, st,
+                             out[i])
+
+
 class Batch(NamedTuple):
     planes: np.ndarray         # float32 (B, C, H, W)
     policy: np.ndarray         # float32 (B, H*W): policy targets
@@ -32,19 +43,24 @@ class Batch(NamedTuple):
 
 def make_batch(
     buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
-    q_weight: float = 0.0,
+    q_weight: float = 0.0, vcf_budget: int = 0,
 ) -> Batch:
-    """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q.
+    """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q;
+    with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``).
 
     With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
     planes and its policy; with ``rng=None`` the samples are left as stored.
     """
     b = len(indices)
-    planes = np.empty((b, NUM_PLANES, game.height, game.width), dtype=np.float32)
-    encode_batch(
-        buffer.boards[indices], buffer.to_move[indices], buffer.last_move[indices].astype(np.int64),
-        game.height, game.width, game.rule_id, planes,
-    )
+    extra = VCF_PLANES if vcf_budget > 0 else 0
+    planes = np.empty((b, NUM_PLANES + extra, game.height, game.width), dtype=np.float32)
+    boards = buffer.boards[indices]
+    to_move = buffer.to_move[indices]
+    last_move = buffer.last_move[indices].astype(np.int64)
+    encode_batch(boards, to_move, last_move, game.height, game.width, game.rule_id, planes)
+    if extra:
+        encode_vcf_batch(boards, to_move, last_move, game.height, game.width, game.n_in_row,
+                         game.rule_id, int(vcf_budget), state_for(game), planes)
     policies = buffer.policies[indices].astype(np.float32)
     values = buffer.value_targets(indices, q_weight)
     if rng is not None:

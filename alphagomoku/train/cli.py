@@ -24,6 +24,8 @@ _HELP = {
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
     "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
+    "vcf_plane_budget": "give the network two more inputs, 'side to move has a VCF' and 'opponent "
+                        "has one', proved by the solver within this many nodes (0: none)",
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games one worker plays at once; their leaves form one network batch",
     "simulations": "MCTS simulations per move in self-play",
@@ -40,7 +42,8 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND", "rule": "RULE", "model_preset": "PRESET",
-            "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE"}
+            "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
+            "vcf_plane_budget": "NODES"}
 
 
 def build_parser() -> argparse.ArgumentParser:

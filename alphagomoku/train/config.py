@@ -33,6 +33,7 @@ class TrainConfig:
     model_preset: str = "tiny"
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
+    vcf_plane_budget: int = 0         # VCF input planes proved within this many solver nodes (0: none)
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
@@ -144,6 +145,7 @@ class TrainConfig:
              "fast_simulations",
              f"must be from 2 to --simulations ({self.simulations}), got {self.fast_simulations}")
         need(self.vcf_leaf_budget >= 0, "vcf_leaf_budget", "must be 0 (off) or more")
+        need(self.vcf_plane_budget >= 0, "vcf_plane_budget", "must be 0 (no VCF planes) or more")
         need(self.vcf_end_budget >= 0, "vcf_end_budget", "must be 0 (off) or more")
         need(0 <= self.opening_share <= 1, "opening_share", "must be within [0, 1]")
         need(0 <= self.opening_min_stones <= self.opening_max_stones, "opening_min_stones",

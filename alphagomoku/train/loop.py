@@ -43,7 +43,7 @@ from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset")
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "vcf_plane_budget")
 
 
 def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
@@ -56,7 +56,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
         gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
         gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
-        vcf_leaf_budget=cfg.vcf_leaf_budget,
+        vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_plane_budget=cfg.vcf_plane_budget,
     )
     openings = None
     if cfg.opening_share > 0:
@@ -88,7 +88,8 @@ class Trainer:
         # Under torchrun: this rank's place among the others (docs/scaling.md); else a no-op.
         self.dist = distributed.setup(cfg, log)
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
-        self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size)
+        self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
+                                               vcf_plane_budget=cfg.vcf_plane_budget)
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
@@ -449,7 +450,7 @@ class Trainer:
 
     def _tensors(self, indices: np.ndarray, augment: bool = True):
         batch = make_batch(self.buffer, indices, self.rng if augment else None, self.game,
-                           self.cfg.value_q_weight)
+                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget)
         dev = self.device.device
         return tuple(torch.from_numpy(a).to(dev) for a in batch)
 
