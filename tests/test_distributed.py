@@ -72,7 +72,7 @@ def test_two_ranks_agree_bit_for_bit_and_their_checkpoint_resumes_on_any_world_s
     raw = torch.load(run / "checkpoints" / "latest.pt", map_location="cpu", weights_only=True)
     assert not [k for k in raw["model"] if k.startswith("module.")]
     assert state["world_size"] == 2 and state["epoch"] == 2
-    plain = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    plain = PolicyValueNet(ModelConfig.from_dict(raw["model_config"]))
     plain.load_state_dict(raw["model"])  # strict: every key of a plain model, nothing more
     # sqrt(2) x --lr, times the cosine factor of epoch 2 of 2.
     assert state["optimizer"]["param_groups"][0]["initial_lr"] == pytest.approx(2e-3 * np.sqrt(2))

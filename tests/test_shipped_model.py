@@ -94,7 +94,8 @@ def chebyshev(a: int, b: int) -> int:
 
 def test_quiet_opening_prior_stays_near_the_stones(evaluator):
     pos = Position.from_moves(["g8", "f8", "j9", "f7"], GAME)
-    priors, _ = evaluator(pos.planes()[None], pos.legal_mask()[None])
+    planes = pos.planes(evaluator.config.vcf_plane_budget)  # the inputs it was trained on
+    priors, _ = evaluator(planes[None], pos.legal_mask()[None])
     top = int(np.argmax(priors[0]))
     stones = np.flatnonzero(pos.board)
     assert min(chebyshev(top, int(s)) for s in stones) <= 2, pos.name(top)

@@ -33,7 +33,7 @@ class TrainConfig:
     model_preset: str = "tiny"
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
-    vcf_plane_budget: int = 0         # VCF input planes proved within this many solver nodes (0: none)
+    vcf_plane_budget: int = 100       # VCF input planes proved within this many solver nodes (0: none)
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
