@@ -7,7 +7,8 @@ from alphagomoku.game import BLACK, WHITE, GameConfig, Position, find_vcf, solve
 from alphagomoku.game import vcf
 from alphagomoku.game.constants import EMPTY
 from alphagomoku.game.vcf_search import state_for
-from tests.reference_vcf import check_line, has_vcf
+from tests.reference_rules import all_lines
+from tests.reference_vcf import check_line, fives, has_vcf
 
 
 def plausible_game(cfg, rng, moves):
@@ -308,3 +309,67 @@ def test_bad_arguments():
         solve_vcf(pos, attacker=3)
     with pytest.raises(TypeError, match="Position"):
         solve_vcf(pos.board)
+
+
+def _random_board(rng, h, w):
+    board = np.zeros(h * w, dtype=np.int8)
+    k = int(rng.integers(0, h * w * 2 // 3))
+    board[rng.permutation(h * w)[:k]] = rng.integers(1, 3, size=k)
+    return board
+
+
+def _window_scan(board, h, w, n, attacker, ref1, ref2):
+    """The candidate fours by definition: every empty point of an n-window with n - 2 attacker
+    stones and no defender stone, each line in turn (all_lines' order), windows along it, each
+    window from its far end; then a stable sort by distance to the nearer reference move."""
+    out = []
+    for line in all_lines(w, h):
+        for lo in range(len(line) - n + 1):
+            stones = [int(board[p]) for p in line[lo:lo + n]]
+            if stones.count(attacker) == n - 2 and (3 - attacker) not in stones:
+                out += [p for p in reversed(line[lo:lo + n])
+                        if board[p] == EMPTY and p not in out]
+
+    def distance(p, r):
+        return max(abs(p % w - r % w), abs(p // w - r // w))
+
+    def key(p):
+        if ref1 < 0:
+            return 0
+        return min(distance(p, ref1), distance(p, ref2)) if ref2 >= 0 else distance(p, ref1)
+    return sorted(out, key=key)
+
+
+def test_candidate_fours_match_a_window_scan(rng):
+    """The line-mask generator lists the same points in the same order as the plain scan, on
+    boards of every shape (the diagonals' numbering is where a mistake would hide)."""
+    for _ in range(300):
+        h, w = (int(v) for v in rng.integers(5, 16, size=2))
+        n = int(rng.integers(3, min(h, w, 6) + 1))
+        board = _random_board(rng, h, w)
+        st = vcf.allocate_state(h * w)
+        vcf._build_masks(board, h, w, st.masks)
+        refs = [int(v) for v in rng.integers(-1, h * w, size=2)]
+        for attacker in (BLACK, WHITE):
+            count = vcf._generate(st.masks, h, w, n, attacker, st.cand, st.keys, st.marks,
+                                  st.meta, 0, refs[0], refs[1])
+            assert list(st.cand[0, :count]) == _window_scan(board, h, w, n, attacker, *refs)
+
+
+@pytest.mark.parametrize("rule", ["freestyle", "standard", "renju"])
+def test_five_points_match_the_reference(rule, rng):
+    """How many points make five for each colour (0, 1, or 2 for "two or more"), and which one
+    when there is one, against the plain whole-board search."""
+    rule_id = GameConfig(rule=rule).rule_id
+    for _ in range(200):
+        h, w = (int(v) for v in rng.integers(5, 12, size=2))
+        board = _random_board(rng, h, w)
+        st = vcf.allocate_state(h * w)
+        vcf._build_masks(board, h, w, st.masks)
+        for color in (BLACK, WHITE):
+            expected = fives(list(board), w, h, 5, rule, color)
+            count = vcf._fives(board, st.masks, h, w, 5, rule_id, color, st.points)
+            assert count == min(2, len(expected))
+            if count:
+                assert st.points[0] in expected
+                assert count == 1 or (st.points[1] in expected and st.points[1] != st.points[0])

@@ -76,6 +76,7 @@ class VcfState(NamedTuple):
     meta: np.ndarray      # int64 (_META_FIELDS,)
     line: np.ndarray      # int32 (2P + 3,): the winning line, attacker and defender alternating
     points: np.ndarray    # int32 (2,): completion points found
+    masks: np.ndarray     # int64 (2, 4, A): each colour's stones line by line (see _line_of)
 
 
 def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> VcfState:
@@ -94,6 +95,7 @@ def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> V
         meta=np.zeros(_META_FIELDS, dtype=np.int64),
         line=np.full(2 * plies + 3, NO_MOVE, dtype=np.int32),
         points=np.full(2, NO_MOVE, dtype=np.int32),
+        masks=np.zeros((2, 4, area), dtype=np.int64),
     )
 
 
@@ -148,51 +150,116 @@ def completions(board, h, w, n, rule, move, color, points):
 
 
 @njit(**JIT)
-def _generate(board, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2):
+def _line_count(h, w, d):
+    if d == 0:
+        return h
+    if d == 1:
+        return w
+    return h + w - 1
+
+
+@njit(**JIT)
+def _line_of(h, w, p, d):
+    """(line, bit) of point ``p`` in direction ``d`` (steps _DX, _DY): lines are numbered in the
+    order in which a row-major scan meets their first points, and a point's bit is its distance
+    from its line's first point."""
+    y = p // w
+    x = p - y * w
+    if d == 0:
+        return y, x
+    if d == 1:
+        return x, y
+    if d == 2:
+        if x >= y:
+            return x - y, y
+        return w - 1 + y - x, x
+    if x + y < h:
+        return x + y, x
+    return x + y, h - 1 - y
+
+
+@njit(**JIT)
+def _line_start(h, w, d, line):
+    """(first point, length) of ``line`` in direction ``d``."""
+    if d == 0:
+        return line * w, w
+    if d == 1:
+        return line, h
+    if d == 2:
+        if line < w:
+            return line, min(w - line, h)
+        y0 = line - (w - 1)
+        return y0 * w, min(h - y0, w)
+    if line < h:
+        return line * w, min(line + 1, w)
+    x0 = line - (h - 1)
+    return (h - 1) * w + x0, min(w - x0, h)
+
+
+@njit(**JIT)
+def _build_masks(board, h, w, masks):
+    for d in range(4):
+        for line in range(_line_count(h, w, d)):
+            masks[0, d, line] = 0
+            masks[1, d, line] = 0
+    for p in range(h * w):
+        v = board[p]
+        if v != EMPTY:
+            for d in range(4):
+                line, bit = _line_of(h, w, p, d)
+                masks[v - 1, d, line] |= np.int64(1) << bit
+
+
+@njit(**JIT)
+def _flip_bit(masks, h, w, color, p):
+    for d in range(4):
+        line, bit = _line_of(h, w, p, d)
+        masks[color - 1, d, line] ^= np.int64(1) << bit
+
+
+@njit(**JIT)
+def _popcount(x):
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((x * 0x0101010101010101) >> 56) & 0xFF
+
+
+@njit(**JIT)
+def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2):
     """List at ``cand[ply]`` every empty point in an n-window holding n - 2 attacker stones and
     no defender stone (the only points that can make a four), nearest to ref1/ref2 first.
-    Returns the count."""
-    defender = 3 - attacker
+    Returns the count.
+
+    ``masks`` (see :func:`_build_masks`) hold the board line by line, so a line with fewer than
+    n - 2 attacker stones, most of them, costs one popcount. Within the distance order, points
+    come in the order of a row-major scan of each direction's lines, window by window, each
+    window's points from its far end: the solver's lines depend on this order, so it is kept."""
+    own_c = attacker - 1
+    opp_c = 2 - attacker
     meta[_M_STAMP] += 1
     stamp = meta[_M_STAMP]
+    full = (np.int64(1) << n) - 1
     count = 0
     for d in range(4):
-        dx = _DX[d]
-        dy = _DY[d]
-        for s in range(h * w):
-            x = s % w
-            y = s // w
-            if 0 <= x - dx < w and 0 <= y - dy < h:
-                continue  # not the first point of its line
-            own = 0
-            opp = 0
-            length = 0
-            cx = x
-            cy = y
-            while 0 <= cx < w and 0 <= cy < h:
-                v = board[cy * w + cx]
-                if v == attacker:
-                    own += 1
-                elif v == defender:
-                    opp += 1
-                length += 1
-                if length > n:
-                    ox = cx - n * dx
-                    oy = cy - n * dy
-                    u = board[oy * w + ox]
-                    if u == attacker:
-                        own -= 1
-                    elif u == defender:
-                        opp -= 1
-                if length >= n and own == n - 2 and opp == 0:
-                    for k in range(n):
-                        p = (cy - k * dy) * w + (cx - k * dx)
-                        if board[p] == EMPTY and marks[p] != stamp:
+        step = _DY[d] * w + _DX[d]
+        for line in range(_line_count(h, w, d)):
+            own = masks[own_c, d, line]
+            if _popcount(own) < n - 2:
+                continue
+            first, length = _line_start(h, w, d, line)
+            opp = masks[opp_c, d, line]
+            for lo in range(length - n + 1):
+                window = full << lo
+                if opp & window != 0 or _popcount(own & window) != n - 2:
+                    continue
+                for bit in range(lo + n - 1, lo - 1, -1):
+                    if (own >> bit) & 1 == 0:
+                        p = first + bit * step
+                        if marks[p] != stamp:
                             marks[p] = stamp
                             cand[ply, count] = p
                             count += 1
-                cx += dx
-                cy += dy
     # Insertion sort by distance (Chebyshev) to the nearer reference move; stable.
     for i in range(count):
         p = cand[ply, i]
@@ -232,33 +299,29 @@ def _write_line(line, frames, ply, a, b, c):
 
 @njit(**JIT)
 def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, tt_key, tt_len,
-          cand, keys, frames, marks, meta, line, points):
+          cand, keys, frames, marks, meta, line, points, masks):
     """Search for a VCF of ``attacker`` on ``board`` (left as it was found). Returns
     (result, line length, nodes): on WIN, ``line[:length]`` holds the attacker's and the
     defender's moves alternating, ending with the attacker's five; a defender that cannot block
     (renju: black's block is forbidden) is written as NO_MOVE. ``last_move`` (or NO_MOVE) only
     orders the first fours tried. Nodes are attacker moves tried; past ``budget`` the answer is
     UNKNOWN."""
-    defender = 3 - attacker
-    area = h * w
-    for p in range(area):
-        if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, attacker):
-            line[0] = p
-            return WIN, 1, 0
-    found = 0
-    for p in range(area):
-        if board[p] == EMPTY and game.would_win(board, h, w, n, rule, p, defender):
-            found = _add_point(points, found, p)
-            if found == 2:
-                return NONE, 0, 0
+    _build_masks(board, h, w, masks)
+    if _fives(board, masks, h, w, n, rule, attacker, points) > 0:
+        line[0] = points[0]
+        return WIN, 1, 0
+    found = _fives(board, masks, h, w, n, rule, 3 - attacker, points)
+    if found == 2:
+        return NONE, 0, 0
     forced = points[0] if found == 1 else NO_MOVE
     return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
-                       zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points)
+                       zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points,
+                       masks)
 
 
 @njit(**JIT)
 def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, zobrist,
-                tt_key, tt_len, cand, keys, frames, marks, meta, line, points):
+                tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks):
     """:func:`solve` for a caller that already knows the attacker has no five to play and the
     defender has at most one, ``forced`` (NO_MOVE if none): the search tree does, and spares
     the two whole-board scans this way."""
@@ -277,6 +340,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
     if tt_key[slot] == key and tt_len[slot] >= max_len:
         return NONE, 0, 0
     renju = rule == RENJU
+    _build_masks(board, h, w, masks)  # kept in step with the line below
     nodes = 0
     ply = 0
     frames[0, _F_HASH] = key
@@ -285,7 +349,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
         cand[0, 0] = forced
         frames[0, _F_COUNT] = 1
     else:
-        frames[0, _F_COUNT] = _generate(board, h, w, n, attacker, cand, keys, marks, meta, 0,
+        frames[0, _F_COUNT] = _generate(masks, h, w, n, attacker, cand, keys, marks, meta, 0,
                                         last_move, NO_MOVE)
     while True:
         i = frames[ply, _F_NEXT]
@@ -342,6 +406,8 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
                 continue
             frames[ply, _F_ATTACK] = m
             frames[ply, _F_BLOCK] = q
+            _flip_bit(masks, h, w, attacker, m)
+            _flip_bit(masks, h, w, defender, q)
             ply += 1
             frames[ply, _F_HASH] = child
             frames[ply, _F_NEXT] = 0
@@ -349,7 +415,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
                 cand[ply, 0] = points[0]
                 frames[ply, _F_COUNT] = 1
             else:
-                frames[ply, _F_COUNT] = _generate(board, h, w, n, attacker, cand, keys, marks,
+                frames[ply, _F_COUNT] = _generate(masks, h, w, n, attacker, cand, keys, marks,
                                                   meta, ply, m, q)
         else:
             # Every four here was tried in full: proved, no VCF within the remaining length.
@@ -362,6 +428,8 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
             ply -= 1
             board[frames[ply, _F_ATTACK]] = EMPTY
             board[frames[ply, _F_BLOCK]] = EMPTY
+            _flip_bit(masks, h, w, attacker, frames[ply, _F_ATTACK])
+            _flip_bit(masks, h, w, defender, frames[ply, _F_BLOCK])
 
 
 @njit(**JIT)
@@ -369,7 +437,7 @@ def solve_with(board, h, w, n, rule, attacker, last_move, budget, max_len, st):
     """:func:`solve` with the state tuple unpacked (for callers that hold a VcfState)."""
     return solve(board, h, w, n, rule, attacker, last_move, budget, max_len, st.zobrist,
                  st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks, st.meta, st.line,
-                 st.points)
+                 st.points, st.masks)
 
 
 @njit(**JIT)
@@ -377,32 +445,42 @@ def solve_known_with(board, h, w, n, rule, attacker, last_move, forced, budget, 
     """:func:`solve_known` with the state tuple unpacked."""
     return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
                        st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks,
-                       st.meta, st.line, st.points)
+                       st.meta, st.line, st.points, st.masks)
 
 
 @njit(**JIT)
-def _fives(board, h, w, n, rule, color, points):
+def _fives(board, masks, h, w, n, rule, color, points):
     """The empty points where ``color`` wins at once: how many (0, 1 or 2 meaning "two or
-    more"), the first in ``points[0]``. Only points beside a ``color`` stone are tried: the
-    window of a five-making point holds n - 1 of its stones, so one is next to it on the line."""
+    more"), the first in ``points[0]``. Only the gaps of n-windows holding n - 1 stones of
+    ``color`` and none of the other's are tried (``masks`` as :func:`_build_masks` makes them):
+    a five-making point has such a window, and ``would_win`` settles overlines and renju."""
+    own_c = color - 1
+    opp_c = 2 - color
+    full = (np.int64(1) << n) - 1
     found = 0
-    for p in range(h * w):
-        if board[p] != EMPTY:
-            continue
-        y = p // w
-        x = p - y * w
-        near = False
-        for dy in range(-1, 2):
-            for dx in range(-1, 2):
-                yy = y + dy
-                xx = x + dx
-                if 0 <= yy < h and 0 <= xx < w and board[yy * w + xx] == color:
-                    near = True
-        if near and game.would_win(board, h, w, n, rule, p, color):
-            points[found] = p
-            found += 1
-            if found == 2:
-                return 2
+    for d in range(4):
+        step = _DY[d] * w + _DX[d]
+        for line in range(_line_count(h, w, d)):
+            own = masks[own_c, d, line]
+            if _popcount(own) < n - 1:
+                continue
+            first, length = _line_start(h, w, d, line)
+            opp = masks[opp_c, d, line]
+            for lo in range(length - n + 1):
+                window = full << lo
+                if opp & window != 0 or _popcount(own & window) != n - 1:
+                    continue
+                bit = lo
+                while (own >> bit) & 1:
+                    bit += 1
+                p = first + bit * step
+                if (found == 1 and points[0] == p) or not game.would_win(board, h, w, n, rule,
+                                                                         p, color):
+                    continue
+                points[found] = p
+                found += 1
+                if found == 2:
+                    return 2
     return found
 
 
@@ -422,9 +500,10 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
     budget can prove, the same in self-play, in training and in play. The opponent's line is
     ordered from ``last_move``, which the opponent played."""
     other = 3 - color
-    n_own = _fives(board, h, w, n, rule, color, st.points)
+    _build_masks(board, h, w, st.masks)
+    n_own = _fives(board, st.masks, h, w, n, rule, color, st.points)
     own_point = st.points[0]
-    n_opp = _fives(board, h, w, n, rule, other, st.points)
+    n_opp = _fives(board, st.masks, h, w, n, rule, other, st.points)
     opp_point = st.points[0]
     # As solve() has it: a five to play wins, two defender fives refute, one must be blocked.
     own = n_own > 0
