@@ -7,9 +7,11 @@ from typing import Iterator
 import numpy as np
 
 from alphagomoku.game import kernels as game
+from alphagomoku.mcts.edge_order import next_edge_problem
 from alphagomoku.mcts.tree import (
     COLOR,
     FIRST_EDGE,
+    FORCED,
     IN_FLIGHT,
     NO_NODE,
     NUM_CHILDREN,
@@ -49,6 +51,8 @@ def tree_problems(forest, t: int) -> list[str]:
     * an expanded node's edges are exactly its legal moves (so never an occupied point, nor a
       point forbidden to black under renju), their priors sum to one, and its taken edges are a
       prefix of its block whose children name it as parent;
+    * the next untaken edge has the largest prior of the untaken ones (ties: the lowest point),
+      unless the node is forced or a Gumbel root, whose candidates go by their Gumbel draws;
     * an unsolved node's visits are one (its own evaluation) plus its children's; a solved node
       may have more, since later visits stop at it.
     """
@@ -85,6 +89,11 @@ def tree_problems(forest, t: int) -> list[str]:
         if (children[:taken] == NO_NODE).any() or (children[taken:] != NO_NODE).any():
             problems.append(f"node {x}: its taken edges are not a prefix of its block")
             continue
+        gumbel_root = x == ROOT and forest.gumbel
+        if not tr.nodes[t, x, FORCED] and not gumbel_root:
+            why = next_edge_problem(priors, moves, taken)
+            if why:
+                problems.append(f"node {x}: {why}")
         if (tr.nodes[t, children[:taken], PARENT] != x).any():
             problems.append(f"node {x}: a child names another parent")
         below = int(tr.nodes[t, children[:taken], VISITS].sum())

@@ -183,9 +183,9 @@ def select_interior(nodes, values, edge_prior, edge_child, prm, t, x):
     loss does under PUCT).
 
     Every untaken edge has the same completed q (v_mix) and N = 0, so among them the one with
-    the largest prior wins, and the block is sorted by prior: the next untaken edge is the only
-    one to score, which keeps the tree's taken-prefix invariant. Its softmax mass is summed in
-    one pass instead of an exp per move. Nothing is allocated."""
+    the largest prior wins, and that is the next untaken edge (see ``mcts/edge_order.py``): it
+    is the only one to score, which keeps the tree's taken-prefix invariant.
+    Its softmax mass is summed in one pass instead of an exp per move. Nothing is allocated."""
     first = np.int64(nodes[t, x, FIRST_EDGE])
     k = np.int64(nodes[t, x, NUM_EDGES])
     taken = np.int64(nodes[t, x, NUM_CHILDREN])

@@ -28,6 +28,7 @@ from alphagomoku.game import vcf as vcf_solver
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
+from alphagomoku.mcts.edge_order import promote_next, sort_edges
 from alphagomoku.mcts.noise import dirichlet_into
 from alphagomoku.mcts.tree import (
     COLOR,
@@ -385,6 +386,10 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
         _init_node(nodes, values, t, c, x)
         edge_child[t, e] = c
         nodes[t, x, NUM_CHILDREN] += 1
+        if x != ROOT and nodes[t, x, FORCED] == 0:
+            # Roots are sorted in full; an interior block keeps only its next edge in place.
+            end = np.int64(nodes[t, x, FIRST_EDGE]) + np.int64(nodes[t, x, NUM_EDGES])
+            promote_next(edge_prior, edge_move, t, e + 1, end)
         x = c
         if game.wins_at(board, h, w, prm.n_in_row, prm.rule, move, color):
             nodes[t, x, STATUS] = LOSS
@@ -448,66 +453,6 @@ def gather(tr, lb, sc, prm, quota):
 # ---------------------------------------------------------------------------------------------
 # Expansion and backup
 # ---------------------------------------------------------------------------------------------
-
-
-@njit(**JIT)
-def _merge_pass(src_p, src_m, dst_p, dst_m, k, width):
-    lo = 0
-    while lo < k:
-        mid = min(lo + width, k)
-        hi = min(lo + 2 * width, k)
-        a = lo
-        b = mid
-        o = lo
-        while a < mid and b < hi:
-            # Strictly greater from the right run: equal priors keep their order (stable).
-            if src_p[b] > src_p[a]:
-                dst_p[o] = src_p[b]
-                dst_m[o] = src_m[b]
-                b += 1
-            else:
-                dst_p[o] = src_p[a]
-                dst_m[o] = src_m[a]
-                a += 1
-            o += 1
-        while a < mid:
-            dst_p[o] = src_p[a]
-            dst_m[o] = src_m[a]
-            a += 1
-            o += 1
-        while b < hi:
-            dst_p[o] = src_p[b]
-            dst_m[o] = src_m[b]
-            b += 1
-            o += 1
-        lo += 2 * width
-
-
-@njit(**JIT)
-def sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k):
-    """Sort edges [base, base + k) of tree ``t``, none taken yet, by prior (highest first;
-    equal priors keep their order). Bottom-up merge sort through the scratch buffers."""
-    ordered = True
-    for i in range(base + 1, base + k):
-        if edge_prior[t, i] > edge_prior[t, i - 1]:
-            ordered = False
-            break
-    if ordered:
-        return  # uniform priors always are
-    block_p = edge_prior[t, base:base + k]
-    block_m = edge_move[t, base:base + k]
-    width = 1
-    in_block = True
-    while width < k:
-        if in_block:
-            _merge_pass(block_p, block_m, buf_p, buf_m, k, width)
-        else:
-            _merge_pass(buf_p, buf_m, block_p, block_m, k, width)
-        in_block = not in_block
-        width *= 2
-    if not in_block:
-        block_p[:] = buf_p[:k]
-        block_m[:] = buf_m[:k]
 
 
 @njit(**JIT)
@@ -605,7 +550,10 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
         scale = 1.0 / total
         for e in range(base, base + k):
             edge_prior[t, e] = edge_prior[t, e] * scale
-        sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k)
+        if x == ROOT:
+            sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k)
+        else:
+            promote_next(edge_prior, edge_move, t, base, base + k)
     forced = info[j, LEAF_FORCED]
     if forced != NO_MOVE:
         for e in range(base, base + k):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from alphagomoku.mcts.edge_order import sort_edges
 from alphagomoku.mcts.tree import (
     EDGES_USED,
     FIRST_EDGE,
+    FORCED,
     NO_NODE,
     NODES_USED,
     NUM_CHILDREN,
@@ -24,8 +26,9 @@ from alphagomoku.numba_config import JIT
 def keep_subtree(tr, sc, t, move):
     """Make the root's child through ``move`` the new root, keeping its subtree and freeing the
     rest. The kept nodes move to the front in index order, so each lands at or before its old
-    slot (likewise its edge block) and one forward pass copies them in place. Returns False when
-    the child has no edges to keep (the caller starts a fresh root)."""
+    slot (likewise its edge block) and one forward pass copies them in place; the new root's
+    untaken edges are then sorted, as a root's are (:mod:`alphagomoku.mcts.edge_order`).
+    Returns False when the child has no edges to keep (the caller starts a fresh root)."""
     nodes, values = tr.nodes, tr.values
     edge_move, edge_prior, edge_child = tr.edge_move, tr.edge_prior, tr.edge_child
     first = np.int64(nodes[t, ROOT, FIRST_EDGE])
@@ -72,4 +75,9 @@ def keep_subtree(tr, sc, t, move):
         next_edge += ne
     tr.roots[t, NODES_USED] = kept
     tr.roots[t, EDGES_USED] = next_edge
+    if nodes[t, ROOT, FORCED] == 0:
+        # An interior block has only its next edge in place; a root's is sorted in full.
+        taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
+        sort_edges(edge_prior, edge_move, sc.priors, sc.moves, t, taken,
+                   np.int64(nodes[t, ROOT, NUM_EDGES]) - taken)
     return True

@@ -8,9 +8,10 @@ most leaves one gather hands out).
 Nodes and edges are separate. A node is a position reached in the search; an edge is a legal
 move out of an expanded node, with its prior. The edges of one node are one contiguous block.
 A child node is created only when its edge is first taken, and the block is kept so that the
-taken edges come first and the untaken ones follow in prior order (highest first): a selection
-step then scans the taken prefix and one more edge instead of the whole block, since an untaken
-edge's score grows with its prior alone.
+taken edges come first and the next untaken edge is the one with the largest prior: a
+selection step then scans the taken prefix and one more edge instead of the whole block, since
+an untaken edge's score grows with its prior alone (:mod:`alphagomoku.mcts.edge_order` keeps
+that edge in place).
 
 A node's integer fields are one row ``nodes[t, x, :]`` (field indices below), its float fields
 one row ``values[t, x, :]``: few arrays, because the kernels hand them to helper functions, and a

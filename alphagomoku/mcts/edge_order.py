@@ -1,0 +1,117 @@
+"""The order of a node's edge block: which untaken edge a selection step sees next.
+
+Selection scores the taken edges and one untaken edge, the one with the largest prior (ties go
+to the lowest point, the order edges are created in), because every untaken edge has the same
+first-play value and its score grows with its prior alone. Only that one edge needs to be in
+place, so an interior node is not sorted: :func:`promote_next` moves the best untaken edge
+forward when the expansion writes the block and again each time an edge is taken, a scan of
+the untaken edges. Sorting every block at expansion had been half of the expansion kernel's
+time with a network's priors (docs/benchmarks.md), while most interior nodes of a short search
+take one or two children. Roots are sorted in full (:func:`sort_edges`), because the Dirichlet noise and the
+Gumbel draws are dealt out in block order, and sorting keeps those draws where they were.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from alphagomoku.numba_config import JIT
+
+
+@njit(**JIT)
+def ranks_before(prior_a, move_a, prior_b, move_b):
+    """Whether edge a comes before edge b: a larger prior, or the same prior at a lower point."""
+    return prior_a > prior_b or (prior_a == prior_b and move_a < move_b)
+
+
+@njit(**JIT)
+def promote_next(edge_prior, edge_move, t, start, end):
+    """Swap the best of edges [start, end) of tree ``t`` into ``start``."""
+    if end - start < 2:
+        return
+    best = start
+    best_p = edge_prior[t, start]
+    best_m = edge_move[t, start]
+    for e in range(start + 1, end):
+        if ranks_before(edge_prior[t, e], edge_move[t, e], best_p, best_m):
+            best = e
+            best_p = edge_prior[t, e]
+            best_m = edge_move[t, e]
+    if best != start:
+        edge_prior[t, best] = edge_prior[t, start]
+        edge_move[t, best] = edge_move[t, start]
+        edge_prior[t, start] = best_p
+        edge_move[t, start] = best_m
+
+
+@njit(**JIT)
+def _merge_pass(src_p, src_m, dst_p, dst_m, k, width):
+    lo = 0
+    while lo < k:
+        mid = min(lo + width, k)
+        hi = min(lo + 2 * width, k)
+        a = lo
+        b = mid
+        o = lo
+        while a < mid and b < hi:
+            if ranks_before(src_p[b], src_m[b], src_p[a], src_m[a]):
+                dst_p[o] = src_p[b]
+                dst_m[o] = src_m[b]
+                b += 1
+            else:
+                dst_p[o] = src_p[a]
+                dst_m[o] = src_m[a]
+                a += 1
+            o += 1
+        while a < mid:
+            dst_p[o] = src_p[a]
+            dst_m[o] = src_m[a]
+            a += 1
+            o += 1
+        while b < hi:
+            dst_p[o] = src_p[b]
+            dst_m[o] = src_m[b]
+            b += 1
+            o += 1
+        lo += 2 * width
+
+
+@njit(**JIT)
+def sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k):
+    """Sort edges [base, base + k) of tree ``t``, none taken yet, into :func:`ranks_before`
+    order. Bottom-up merge sort through the scratch buffers."""
+    ordered = True
+    for i in range(base + 1, base + k):
+        if ranks_before(edge_prior[t, i], edge_move[t, i], edge_prior[t, i - 1],
+                        edge_move[t, i - 1]):
+            ordered = False
+            break
+    if ordered:
+        return  # uniform priors always are
+    block_p = edge_prior[t, base:base + k]
+    block_m = edge_move[t, base:base + k]
+    width = 1
+    in_block = True
+    while width < k:
+        if in_block:
+            _merge_pass(block_p, block_m, buf_p, buf_m, k, width)
+        else:
+            _merge_pass(buf_p, buf_m, block_p, block_m, k, width)
+        in_block = not in_block
+        width *= 2
+    if not in_block:
+        block_p[:] = buf_p[:k]
+        block_m[:] = buf_m[:k]
+
+
+def next_edge_problem(priors: np.ndarray, moves: np.ndarray, taken: int) -> str:
+    """Why the untaken edge after ``taken`` is not the one selection should see next ("" when
+    it is): the check of :func:`alphagomoku.mcts.diagnostics.tree_problems`."""
+    if taken >= len(priors) - 1:
+        return ""
+    p, m = float(priors[taken]), int(moves[taken])
+    for q, n in zip(priors[taken + 1:].tolist(), moves[taken + 1:].tolist()):
+        if q > p or (q == p and n < m):
+            return f"untaken edge {n} (prior {q}) should come before {m} (prior {p})"
+    return ""
