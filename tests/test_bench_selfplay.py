@@ -52,6 +52,24 @@ def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
         assert r["backends_left_out"].startswith("onnx left out: onnxruntime or onnx is not installed")
 
 
+def test_profile_says_where_a_workers_time_goes():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--profile",
+         "--backends", "torch", "--board-size", "7", "--simulations", "8", "--games-per-worker", "3",
+         "--vcf-plane-budget", "20"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout)["selfplay"]
+    assert r["torch_positions_per_second"] > 0 and 0 < r["torch_network_share"] < 1
+    assert r["torch_gather_us_per_leaf"] > 0 and r["torch_apply_us_per_leaf"] > 0
+    names = [name for name, _ in r["torch_top_own_seconds"]]
+    assert any(name.startswith("kernels.py:") and name.endswith("(gather)") for name in names)
+    seconds = [sec for _, sec in r["torch_top_own_seconds"]]
+    assert seconds == sorted(seconds, reverse=True)
+    assert not any(k.startswith("onnx_") for k in r)  # only the backend asked for
+
+
 def test_repeats_must_be_positive():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
                           "--repeats", "0"], capture_output=True, text=True, timeout=60, cwd=ROOT)

@@ -13,6 +13,9 @@ gives the old and the new speed side by side; keys start with the backend's name
 each ratio the median of the repeats' ratios (``..._runs`` lists them). Each speed is also
 given per second of the workers' CPU time (``positions_per_cpu_second``,
 ``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
+
+``--profile`` answers where a worker's time goes instead: one worker's games in this process
+under cProfile, per backend, with the search kernels' cost a leaf.
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="timed runs per worker count and backend, taking turns (default 3)")
+    p.add_argument("--profile", action="store_true",
+                   help="instead of timing the pool, profile one worker's games in this process "
+                        "(cProfile, one thread, each backend): where its time goes, and the "
+                        "search kernels' microseconds a leaf")
 
 
 def recipe_config(args):
@@ -122,6 +129,45 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
     }
 
 
+def _profile(spec, model, device, backend: str, games: int, seed: int, top: int = 12) -> dict:
+    """One worker's ``play_games`` under cProfile, after an untimed warm-up game."""
+    import cProfile
+    import pstats
+
+    import torch
+
+    from alphagomoku.nn.backend import make_evaluator
+    from alphagomoku.selfplay.game_loop import play_games
+
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # as in a CPU self-play worker
+    ev = make_evaluator(model.to(device), device, backend, threads=1)
+    play_games(ev, spec.game, spec.search, spec.settings, 1, seed + 999)
+    profiler = cProfile.Profile()
+    t0 = time.perf_counter()
+    profiler.enable()
+    records, stats = play_games(ev, spec.game, spec.search, spec.settings, games, seed)
+    profiler.disable()
+    wall = time.perf_counter() - t0
+    rows = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, _, own, cumulative, _)
+    own = sorted(((v[2], f"{Path(k[0]).name}:{k[1]}({k[2]})") for k, v in rows.items()),
+                 reverse=True)
+    leaves = max(1, stats["evaluations"])
+
+    def kernel_us(name: str) -> float:
+        return 1e6 * sum(v[2] for k, v in rows.items()
+                         if k[2] == name and k[0].endswith("mcts/kernels.py")) / leaves
+
+    return {
+        "positions_per_second": sum(r.length for r in records) / wall,
+        "network_share": stats["network_seconds"] / wall,
+        # gather: selection, planes (and the VCF planes' solver calls); apply: expansion, backup.
+        "gather_us_per_leaf": kernel_us("gather"),
+        "apply_us_per_leaf": kernel_us("apply"),
+        "top_own_seconds": [[name, round(sec, 3)] for sec, name in own[:top]],
+    }
+
+
 def _sample_gpu(stop, samples: list) -> None:
     """GPU utilisation every half second while the workers play (needs pynvml)."""
     import torch
@@ -185,6 +231,11 @@ def run(args) -> dict:
     if not backends:
         raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
     spec = worker_spec(cfg, choice)
+    if args.profile:
+        return {"recipe": args.recipe, "preset": cfg.model_preset, **{
+            f"{b}_{k}": v for b in backends
+            for k, v in _profile(spec, model, choice.device, b, cfg.games_per_task,
+                                 args.seed).items()}}
     out: dict = {
         "device": str(choice),
         "recipe": args.recipe,
