@@ -7,7 +7,7 @@ import pytest
 from alphagomoku.game import GameConfig
 from alphagomoku.mcts import Forest, SearchConfig
 from alphagomoku.mcts.diagnostics import tree_problems
-from alphagomoku.mcts.edge_order import next_edge_problem, promote_next, sort_edges
+from alphagomoku.mcts.edge_order import next_edge_problem, order_new_block, promote_next, sort_edges
 from test_mcts_forest import hashed_evaluator, random_position
 
 
@@ -79,3 +79,22 @@ def test_searches_and_reused_trees_keep_the_next_edge_in_place(eps, leaves):
         for i in range(3):
             assert tree_problems(forest, i) == []
             forest.advance(i, int(np.argmax(forest.visit_counts(i))))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_new_block_gets_its_best_edge_first_and_says_whether_it_was_in_order(seed):
+    rng = np.random.default_rng(200 + seed)
+    k = int(rng.integers(1, 40))
+    priors, moves = random_block(rng, k)
+    if seed % 3 == 0:  # equal priors in point order, as a uniform evaluator gives
+        priors, moves = np.full(k, 1.0 / k, np.float32), np.sort(moves)
+    if seed % 3 == 1:  # sorted already
+        order = sorted(range(k), key=lambda i: rank_key(priors[i], moves[i]))
+        priors, moves = priors[order], moves[order]
+    ep, em = priors[None].copy(), moves[None].copy()
+    in_order = order_new_block(ep, em, 0, 0, k)
+    ranked = sorted(zip(priors.tolist(), moves.tolist()), key=lambda e: rank_key(*e))
+    assert in_order == (list(zip(priors.tolist(), moves.tolist())) == ranked)
+    assert (float(ep[0, 0]), int(em[0, 0])) == ranked[0]
+    if in_order:
+        assert (ep == priors).all() and (em == moves).all()

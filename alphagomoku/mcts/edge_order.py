@@ -8,7 +8,10 @@ forward when the expansion writes the block and again each time an edge is taken
 the untaken edges. Sorting every block at expansion had been half of the expansion kernel's
 time with a network's priors (docs/benchmarks.md), while most interior nodes of a short search
 take one or two children. Roots are sorted in full (:func:`sort_edges`), because the Dirichlet noise and the
-Gumbel draws are dealt out in block order, and sorting keeps those draws where they were.
+Gumbel draws are dealt out in block order, and sorting keeps those draws where they were. A
+node whose untaken edges are all in order (a root, or a block found in order when written, as
+equal priors always are) is marked ORDERED and skips the scan: pure MCTS and the uniform evaluator take a child
+at almost every simulation, and scanning their blocks cost a third of their speed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,30 @@ def promote_next(edge_prior, edge_move, t, start, end):
         edge_move[t, best] = edge_move[t, start]
         edge_prior[t, start] = best_p
         edge_move[t, start] = best_m
+
+
+@njit(**JIT)
+def order_new_block(edge_prior, edge_move, t, start, end):
+    """:func:`promote_next` for a block just written, in the same pass finding out whether the
+    whole block is already in order (equal priors, for one, are: edges are written in point
+    order). Returns True when it is, and then nothing was moved."""
+    best = start
+    in_order = True
+    for e in range(start + 1, end):
+        if ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, e - 1],
+                        edge_move[t, e - 1]):
+            in_order = False
+        if ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, best],
+                        edge_move[t, best]):
+            best = e
+    if best != start:
+        p = edge_prior[t, best]
+        m = edge_move[t, best]
+        edge_prior[t, best] = edge_prior[t, start]
+        edge_move[t, best] = edge_move[t, start]
+        edge_prior[t, start] = p
+        edge_move[t, start] = m
+    return in_order
 
 
 @njit(**JIT)

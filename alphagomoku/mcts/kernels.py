@@ -28,7 +28,7 @@ from alphagomoku.game import vcf as vcf_solver
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
-from alphagomoku.mcts.edge_order import promote_next, sort_edges
+from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges
 from alphagomoku.mcts.noise import dirichlet_into
 from alphagomoku.mcts.tree import (
     COLOR,
@@ -50,6 +50,7 @@ from alphagomoku.mcts.tree import (
     NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
+    ORDERED,
     PARENT,
     Q,
     RAW,
@@ -386,8 +387,7 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
         _init_node(nodes, values, t, c, x)
         edge_child[t, e] = c
         nodes[t, x, NUM_CHILDREN] += 1
-        if x != ROOT and nodes[t, x, FORCED] == 0:
-            # Roots are sorted in full; an interior block keeps only its next edge in place.
+        if nodes[t, x, ORDERED] == 0 and nodes[t, x, FORCED] == 0:
             end = np.int64(nodes[t, x, FIRST_EDGE]) + np.int64(nodes[t, x, NUM_EDGES])
             promote_next(edge_prior, edge_move, t, e + 1, end)
         x = c
@@ -546,14 +546,16 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
     if uniform or not total > 0.0:
         for e in range(base, base + k):
             edge_prior[t, e] = 1.0 / k
+        nodes[t, x, ORDERED] = 1  # equal priors, created in point order
     else:
         scale = 1.0 / total
         for e in range(base, base + k):
             edge_prior[t, e] = edge_prior[t, e] * scale
         if x == ROOT:
             sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k)
-        else:
-            promote_next(edge_prior, edge_move, t, base, base + k)
+            nodes[t, x, ORDERED] = 1
+        elif order_new_block(edge_prior, edge_move, t, base, base + k):
+            nodes[t, x, ORDERED] = 1
     forced = info[j, LEAF_FORCED]
     if forced != NO_MOVE:
         for e in range(base, base + k):

@@ -14,6 +14,7 @@ from alphagomoku.mcts.tree import (
     NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
+    ORDERED,
     PARENT,
     ROOT,
     UNEXPANDED,
@@ -80,4 +81,5 @@ def keep_subtree(tr, sc, t, move):
         taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
         sort_edges(edge_prior, edge_move, sc.priors, sc.moves, t, taken,
                    np.int64(nodes[t, ROOT, NUM_EDGES]) - taken)
+        nodes[t, ROOT, ORDERED] = 1
     return True
