@@ -29,23 +29,27 @@ def ranks_before(prior_a, move_a, prior_b, move_b):
 
 
 @njit(**JIT)
+def swap_edges(edge_prior, edge_move, t, a, b):
+    p = edge_prior[t, a]
+    m = edge_move[t, a]
+    edge_prior[t, a] = edge_prior[t, b]
+    edge_move[t, a] = edge_move[t, b]
+    edge_prior[t, b] = p
+    edge_move[t, b] = m
+
+
+@njit(**JIT)
 def promote_next(edge_prior, edge_move, t, start, end):
     """Swap the best of edges [start, end) of tree ``t`` into ``start``."""
     if end - start < 2:
         return
     best = start
-    best_p = edge_prior[t, start]
-    best_m = edge_move[t, start]
     for e in range(start + 1, end):
-        if ranks_before(edge_prior[t, e], edge_move[t, e], best_p, best_m):
+        if ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, best],
+                        edge_move[t, best]):
             best = e
-            best_p = edge_prior[t, e]
-            best_m = edge_move[t, e]
     if best != start:
-        edge_prior[t, best] = edge_prior[t, start]
-        edge_move[t, best] = edge_move[t, start]
-        edge_prior[t, start] = best_p
-        edge_move[t, start] = best_m
+        swap_edges(edge_prior, edge_move, t, start, best)
 
 
 @njit(**JIT)
@@ -63,12 +67,7 @@ def order_new_block(edge_prior, edge_move, t, start, end):
                         edge_move[t, best]):
             best = e
     if best != start:
-        p = edge_prior[t, best]
-        m = edge_move[t, best]
-        edge_prior[t, best] = edge_prior[t, start]
-        edge_move[t, best] = edge_move[t, start]
-        edge_prior[t, start] = p
-        edge_move[t, start] = m
+        swap_edges(edge_prior, edge_move, t, start, best)
     return in_order
 
 

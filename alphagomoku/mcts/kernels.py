@@ -28,7 +28,7 @@ from alphagomoku.game import vcf as vcf_solver
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
-from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges
+from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges, swap_edges
 from alphagomoku.mcts.noise import dirichlet_into
 from alphagomoku.mcts.tree import (
     COLOR,
@@ -560,12 +560,7 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
     if forced != NO_MOVE:
         for e in range(base, base + k):
             if edge_move[t, e] == forced:
-                move = edge_move[t, base]
-                prior = edge_prior[t, base]
-                edge_move[t, base] = edge_move[t, e]
-                edge_prior[t, base] = edge_prior[t, e]
-                edge_move[t, e] = move
-                edge_prior[t, e] = prior
+                swap_edges(edge_prior, edge_move, t, base, e)
                 break
         nodes[t, x, FORCED] = 1
     nodes[t, x, FIRST_EDGE] = base
