@@ -3,15 +3,16 @@
 Selection scores the taken edges and one untaken edge, the one with the largest prior (ties go
 to the lowest point, the order edges are created in), because every untaken edge has the same
 first-play value and its score grows with its prior alone. Only that one edge needs to be in
-place, so an interior node is not sorted: :func:`promote_next` moves the best untaken edge
-forward when the expansion writes the block and again each time an edge is taken, a scan of
-the untaken edges. Sorting every block at expansion had been half of the expansion kernel's
-time with a network's priors (docs/benchmarks.md), while most interior nodes of a short search
-take one or two children. Roots are sorted in full (:func:`sort_edges`), because the Dirichlet noise and the
-Gumbel draws are dealt out in block order, and sorting keeps those draws where they were. A
-node whose untaken edges are all in order (a root, or a block found in order when written, as
-equal priors always are) is marked ORDERED and skips the scan: pure MCTS and the uniform evaluator take a child
-at almost every simulation, and scanning their blocks cost a third of their speed.
+place, so an interior node is not sorted: :func:`order_new_block` moves the best edge forward
+when the expansion writes the block, and :func:`promote_next` the best untaken one each time
+an edge is taken, each a scan of the untaken edges. Sorting every block at expansion had been
+half of the expansion kernel's time with a network's priors (docs/benchmarks.md), while most
+interior nodes of a short search take one or two children. Roots are sorted in full
+(:func:`sort_edges`), because the Dirichlet noise and the Gumbel draws are dealt out in block
+order, and sorting keeps those draws where they were. A node whose untaken edges are all in
+order (a root, or a block found in order when written, as equal priors always are) is marked
+ORDERED and skips the scan: pure MCTS and the uniform evaluator take a child at almost every
+simulation, and would otherwise scan a whole block each time.
 """
 
 from __future__ import annotations

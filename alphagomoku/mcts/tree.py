@@ -45,7 +45,8 @@ IN_FLIGHT = 5     # visits in flight through the node (virtual loss)
 STATUS = 6        # UNKNOWN, WIN, LOSS or DRAW
 FORCED = 7        # 1 when only edge 0 may be played (the immediate win, or the only block)
 ORDERED = 8       # 1 when all the untaken edges are in selection order (a root's sorted block,
-                  # or uniform priors), so taking one needs no scan for the next (edge_order.py)
+                  # or one found in order when written), so taking one needs no scan for the
+                  # next (edge_order.py)
 NODE_FIELDS = 9
 
 # values[t, x, field] (float64)
