@@ -279,15 +279,18 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
         if not legal[j, forced]:
             status = LOSS
             forced = NO_MOVE
+    last = np.int64(roots[t, LAST_MOVE])
     if status == UNKNOWN and prm.vcf_root_budget > 0:
         won, _, _ = vcf_solver.solve_known_with(board, prm.height, prm.width, prm.n_in_row,
-                                                prm.rule, color, roots[t, LAST_MOVE], forced,
-                                                prm.vcf_root_budget, 0, vcf)
+                                                prm.rule, color, last, forced,
+                                                prm.vcf_root_budget, np.int64(0), vcf)
         if won == vcf_solver.WIN:
             status = WIN
             forced = vcf.line[0]
-    _finish_leaf(info, leaf_board, legal, planes, prm, j, t, ROOT, board, color,
-                 roots[t, LAST_MOVE], status, forced, vcf)
+    # int64 everywhere (not the int32 of the arrays, nor literal constants), so that this
+    # call and _classify_new's share one compiled _finish_leaf and one solver underneath.
+    _finish_leaf(info, leaf_board, legal, planes, prm, np.int64(j), t, np.int64(ROOT), board,
+                 color, last, np.int64(status), np.int64(forced), vcf)
 
 
 @njit(**JIT)
@@ -326,12 +329,12 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
     if prm.vcf_leaf_budget > 0:
         # The scans above found every immediate win, so the solver can skip its own.
         won, _, _ = vcf_solver.solve_known_with(board, h, w, n, rule, color, last, forced,
-                                                prm.vcf_leaf_budget, 0, vcf)
+                                                prm.vcf_leaf_budget, np.int64(0), vcf)
         if won == vcf_solver.WIN:
             nodes[t, x, STATUS] = WIN
             return _EXACT, 1.0
-    _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last, UNKNOWN,
-                 forced, vcf)
+    _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last,
+                 np.int64(UNKNOWN), np.int64(forced), vcf)
     return _NEEDS_EVAL, 0.0
 
 
@@ -439,7 +442,7 @@ def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_bo
 def gather(tr, lb, sc, prm, quota):
     """Select leaves in every tree with quota[t] > 0 (quota = simulations it may run). Returns
     the number of leaves handed out."""
-    j = 0
+    j = np.int64(0)  # not a literal 0: that would compile gather_tree twice, once for the 0
     for t in range(quota.shape[0]):
         lb.report[t] = 0
         if quota[t] > 0:
@@ -529,8 +532,9 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
                 noise, buf_p, buf_m, prm, j, priors, uniform, value):
     """Give leaf ``j`` its edges (``priors`` masked to the legal moves and renormalised; uniform
     when ``uniform`` or when the legal moves have no prior mass) and back ``value`` up."""
-    t = info[j, LEAF_TREE]
-    x = info[j, LEAF_NODE]
+    # int64, as the gather side has them, so the callees shared with it compile once.
+    t = np.int64(info[j, LEAF_TREE])
+    x = np.int64(info[j, LEAF_NODE])
     base = np.int64(roots[t, EDGES_USED])
     k = 0
     total = 0.0
