@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from alphagomoku.eval.arena import ArenaError, run_arena
+from alphagomoku.eval.arena import ArenaError, balanced_openings, run_arena
 from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, parse_player_spec
 from alphagomoku.game import GameConfig
 from alphagomoku.game.constants import RULE_NAMES
@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the openings and the players")
     p.add_argument("--opening-moves", type=int, default=2,
                    help="stones in each opening, placed near the centre (default 2)")
+    p.add_argument("--balanced-openings", metavar="MODEL", default=None,
+                   help="instead: openings of 2-6 stones that the network in MODEL values close "
+                        "to even (between similar players, two stones let black win nearly "
+                        "every game)")
     p.add_argument("--time-per-move", type=float, default=None, metavar="SECONDS",
                    help="time limit of each move's search (default: none, the specs' counts decide)")
     p.add_argument("--device", default="auto", help="device for network players (default auto)")
@@ -65,13 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers must be 0 or more, got {args.workers}")
     if args.time_per_move is not None and not args.time_per_move > 0:
         parser.error(f"--time-per-move must be a positive number of seconds, got {args.time_per_move}")
+    if args.balanced_openings and not os.path.isfile(args.balanced_openings):
+        parser.error(f"--balanced-openings: no model file at {args.balanced_openings}")
     workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, args.games)
 
     try:
+        openings = None
+        if args.balanced_openings:
+            openings = balanced_openings(args.balanced_openings, game, args.games // 2, args.seed)
         result = run_arena(
             args.player_a, args.player_b, args.games, game, workers=workers, seed=args.seed,
             opening_moves=args.opening_moves, time_per_move=args.time_per_move,
             out_dir=args.out, device=args.device, progress=not args.no_progress,
+            openings=openings,
         )
     except (ArenaError, ValueError) as e:
         print(f"evaluate: {e}", file=sys.stderr)

@@ -9,7 +9,8 @@ def test_benchmark_reports_every_figure():
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     args = parser.parse_args(["--selfplay-games", "2", "--simulations", "8", "--games", "2",
-                              "--time-per-move", "0.02", "--workers", "0"])
+                              "--time-per-move", "0.02", "--workers", "0", "--vct-budget", "2000",
+                              "--match-openings", "balanced"])
     r = bench.run(args)
     assert r["leaf_budget"] > 0 and r["root_budget"] == 10 * r["leaf_budget"]
     assert r["positions"] > 10
@@ -19,7 +20,43 @@ def test_benchmark_reports_every_figure():
         assert 0 <= r[f"solver_{where}_share_found"] <= 1
     assert r["search_ms_off"] > 0 and r["search_ms_on"] > 0
     assert r["selfplay_ms_per_move_off"] > 0
+    assert r["vct_depth3_calls"] > 0 and r["vct_depth3_nodes_per_second"] > 0
+    assert 0 <= r["vct_depth3_share_found"] <= 1
     wins, draws, losses = map(int, r["match_wins_draws_losses"].split("-"))
     assert wins + draws + losses == 2
+    assert r["match_player"].startswith("vct:net:") and r["match_openings"] == "balanced"
+    for colour in ("black", "white"):  # one game with each colour
+        assert sum(map(int, r[f"match_as_{colour}"].split("-"))) == 1
     lower, upper = r["match_elo_95"]
     assert lower <= r["match_elo"] <= upper
+
+
+def test_even_openings_are_the_ones_a_player_won_with_each_colour_against_itself():
+    from alphagomoku.eval.arena import even_openings, make_openings, run_arena
+    from alphagomoku.game import BLACK, WHITE, GameConfig
+
+    game = GameConfig(width=7, n_in_row=4)
+    candidates = make_openings(game, 12, 2, seed=5)
+    even, tried = even_openings("random", candidates, game, 12, seed=3)
+    assert tried == 12 and 0 < len(even) < 12
+    # The same games again (same seeds): the kept openings are exactly the split ones.
+    again = run_arena("random", "random", 24, game, seed=3, progress=False, openings=candidates)
+    split = [c for k, c in enumerate(candidates)
+             if {again.records[2 * k].winner, again.records[2 * k + 1].winner} == {BLACK, WHITE}]
+    assert even == split
+    assert even_openings("random", candidates, game, 2, seed=3)[0] == split[:2]
+
+
+def test_balanced_openings_are_distinct_and_the_model_must_fit_the_board(tmp_path):
+    import pytest
+
+    from alphagomoku.eval.arena import balanced_openings
+    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.game import GameConfig, Position
+
+    openings = balanced_openings(str(DEFAULT_MODEL), GameConfig(width=15), 4, seed=1)
+    assert len(set(openings)) == 4
+    for moves in openings:
+        assert 2 <= len(moves) <= 6 and not Position.from_moves(moves, GameConfig(width=15)).is_over
+    with pytest.raises(ValueError, match="plays 15x15, not 9x9"):
+        balanced_openings(str(DEFAULT_MODEL), GameConfig(width=9), 2)

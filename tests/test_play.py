@@ -128,6 +128,21 @@ def test_play_script_rejects_bad_arguments():
     assert r.returncode == 2 and "board width must be" in r.stderr
 
 
+def test_evaluate_script_plays_balanced_openings(tmp_path):
+    from alphagomoku.eval.specs import DEFAULT_MODEL
+
+    r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
+                   "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL), "--out",
+                   str(tmp_path), "--json", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    stones = {int(line.split(":")[1]) for f in tmp_path.glob("game_*.txt")
+              for line in f.read_text().splitlines() if line.startswith("opening:")}
+    assert len(stones) == 1 and 2 <= stones.pop() <= 6  # one opening, played with each colour
+    r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
+                   "--board-size", "9", "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL))
+    assert r.returncode == 1 and "plays 15x15, not 9x9" in r.stderr
+
+
 def test_evaluate_script_json_and_records(tmp_path):
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "4",
                    "--board-size", "9", "--workers", "0", "--out", str(tmp_path), "--json",
@@ -153,6 +168,8 @@ def test_evaluate_script_json_and_records(tmp_path):
          "n_in_row=12 cannot fit"),
         (["--player-a", "random", "--player-b", "random", "--rule", "caro"], "invalid choice: 'caro'"),
         (["--player-a", "net:/no/model.pt", "--player-b", "random"], "no model file at /no/model.pt"),
+        (["--player-a", "random", "--player-b", "random", "--balanced-openings", "/no/model.pt"],
+         "--balanced-openings: no model file at /no/model.pt"),
     ],
 )
 def test_evaluate_script_validates(args, message):

@@ -318,15 +318,16 @@ def _random_board(rng, h, w):
     return board
 
 
-def _window_scan(board, h, w, n, attacker, ref1, ref2):
-    """The candidate fours by definition: every empty point of an n-window with n - 2 attacker
-    stones and no defender stone, each line in turn (all_lines' order), windows along it, each
-    window from its far end; then a stable sort by distance to the nearer reference move."""
+def _window_scan(board, h, w, n, attacker, ref1, ref2, fewest, most):
+    """The candidates by definition: every empty point of an n-window with ``fewest`` to
+    ``most`` attacker stones (n - 2 for both: the candidate fours) and no defender stone, each
+    line in turn (all_lines' order), windows along it, each window from its far end; then a
+    stable sort by distance to the nearer reference move."""
     out = []
     for line in all_lines(w, h):
         for lo in range(len(line) - n + 1):
             stones = [int(board[p]) for p in line[lo:lo + n]]
-            if stones.count(attacker) == n - 2 and (3 - attacker) not in stones:
+            if fewest <= stones.count(attacker) <= most and (3 - attacker) not in stones:
                 out += [p for p in reversed(line[lo:lo + n])
                         if board[p] == EMPTY and p not in out]
 
@@ -340,9 +341,12 @@ def _window_scan(board, h, w, n, attacker, ref1, ref2):
     return sorted(out, key=key)
 
 
-def test_candidate_fours_match_a_window_scan(rng):
+@pytest.mark.parametrize("fewer,more", [(2, 2), (3, 2), (2, 1)])
+def test_candidate_fours_match_a_window_scan(fewer, more, rng):
     """The line-mask generator lists the same points in the same order as the plain scan, on
-    boards of every shape (the diagonals' numbering is where a mistake would hide)."""
+    boards of every shape (the diagonals' numbering is where a mistake would hide), for the
+    VCF's candidate fours (windows of n - 2 stones), the VCT's threats (n - 3 to n - 2) and its
+    quiet defences (n - 2 to n - 1)."""
     for _ in range(300):
         h, w = (int(v) for v in rng.integers(5, 16, size=2))
         n = int(rng.integers(3, min(h, w, 6) + 1))
@@ -351,9 +355,11 @@ def test_candidate_fours_match_a_window_scan(rng):
         vcf._build_masks(board, h, w, st.masks)
         refs = [int(v) for v in rng.integers(-1, h * w, size=2)]
         for attacker in (BLACK, WHITE):
+            fewest, most = max(0, n - fewer), n - more
             count = vcf._generate(st.masks, h, w, n, attacker, st.cand, st.keys, st.marks,
-                                  st.meta, 0, refs[0], refs[1])
-            assert list(st.cand[0, :count]) == _window_scan(board, h, w, n, attacker, *refs)
+                                  st.meta, 0, refs[0], refs[1], fewest, most)
+            assert list(st.cand[0, :count]) == _window_scan(board, h, w, n, attacker, *refs,
+                                                            fewest, most)
 
 
 @pytest.mark.parametrize("rule", ["freestyle", "standard", "renju"])

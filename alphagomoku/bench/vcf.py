@@ -7,18 +7,24 @@ Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    differ once a check changes a move, so this figure is noisy; every position of these games
    is kept for parts 2 and 3.
 2. The solver on those positions, for both sides: nodes per second and the time of one call at
-   the leaf budget (called as a new node calls it) and at the root budget (as the engine does).
+   the leaf budget (called as a new node calls it) and at the root budget (as the engine does);
+   and the VCT search (:mod:`alphagomoku.game.vct`) of the side to move where it has no VCF.
 3. The cost of the checks on equal terms: the self-play search (8 trees a batch, the same
    simulations) on those same positions with the checks off and on, timed batch by batch.
-4. The engine's player with the solver (``vcf:net:MODEL``: its own VCF played, the opponent's
-   stopped) against the same without it (``tactics:net:MODEL``: immediate wins and blocks only),
-   at equal time per move from balanced openings, each played with both colours: score and Elo
-   with a 95% interval.
+4. The engine's player with the solver (``vct:net:MODEL``: its own VCF and VCT played, the
+   opponent's VCF stopped and a move that leaves the opponent a VCT replaced; ``--match-player
+   vcf`` for the VCF alone) against the same without it (``tactics:net:MODEL``: immediate wins
+   and blocks only), at equal time per move, each opening played with both colours: score and
+   Elo with a 95% interval, and the score with each colour. The openings: by default ones the
+   engine without the solver won once with each colour against itself (with 2 random stones,
+   or with openings the network calls even, black wins most games between these two players
+   whoever has the solver, which hides what the solver adds).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -32,8 +38,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="VCF nodes per new node (default: SearchConfig's when it is on, else 100)")
     p.add_argument("--root-budget", type=int, default=None,
                    help="VCF nodes at a root (default 10 x the leaf budget)")
+    p.add_argument("--vct-depth", type=int, default=3, help="threats of the timed VCT searches")
+    p.add_argument("--vct-budget", type=int, default=50_000, help="nodes of each timed VCT search")
     p.add_argument("--games", type=int, default=40, help="engine-match games (even)")
-    p.add_argument("--time-per-move", type=float, default=0.2, help="engine-match seconds a move")
+    p.add_argument("--time-per-move", type=float, default=0.5, help="engine-match seconds a move")
+    p.add_argument("--match-player", choices=("vct", "vcf"), default="vct",
+                   help="the engine with the solver: vct (VCF and wins by threats, the default) "
+                        "or vcf (VCF only)")
+    p.add_argument("--match-openings", choices=("even", "balanced", "centre"), default="even",
+                   help="even (default): openings the engine without the solver won once with "
+                        "each colour playing itself; balanced: openings the network values "
+                        "close to even; centre: two random stones near the centre")
+    p.add_argument("--screen-time-per-move", type=float, default=0.1,
+                   help="seconds a move of the games that pick the even openings")
     p.add_argument("--workers", type=int, default=2, help="engine-match worker processes")
     p.add_argument("--seed", type=int, default=0)
 
@@ -115,6 +132,33 @@ def _solver_timing(positions, budget: int, known: bool) -> dict:
     }
 
 
+def _vct_timing(positions, depth: int, budget: int) -> dict:
+    """The VCT search (:func:`alphagomoku.game.solve_vct`) of the side to move on each position
+    that has no VCF, at ``depth`` threats and ``budget`` nodes."""
+    from alphagomoku.game import solve_vcf, solve_vct
+
+    solve_vct(positions[0], 1)  # load it
+    times, nodes, found, unknown = [], 0, 0, 0
+    for pos in positions:
+        if solve_vcf(pos, budget).status != "none":
+            continue
+        t0 = time.perf_counter()
+        r = solve_vct(pos, budget, depth=depth)
+        times.append(time.perf_counter() - t0)
+        nodes += r.nodes
+        found += r.found
+        unknown += r.status == "unknown"
+    t = np.array(times)
+    return {
+        "calls": len(times),
+        "nodes_per_second": nodes / t.sum(),
+        "mean_call_ms": 1000 * t.mean(),
+        "p99_call_ms": 1000 * float(np.quantile(t, 0.99)),
+        "share_found": found / len(times),
+        "share_unknown": unknown / len(times),
+    }
+
+
 def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, float]:
     """Seconds per search of ``search`` (as self-play runs it: 8 trees a batch, the network on
     one CPU thread) on the same positions with the VCF checks off and on, interleaved batch by
@@ -145,7 +189,8 @@ def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, fl
 
 
 def run(args) -> dict:
-    from alphagomoku.eval.arena import run_arena
+    from alphagomoku.eval.arena import balanced_openings, even_openings, run_arena
+    from alphagomoku.game import BLACK, WHITE
     from alphagomoku.eval.specs import DEFAULT_MODEL
     from alphagomoku.game import GameConfig
     from alphagomoku.mcts import SearchConfig
@@ -183,6 +228,8 @@ def run(args) -> dict:
     for label, budget, known in (("leaf", leaf, True), ("root", root, False)):
         for key, value in _solver_timing(positions, budget, known).items():
             out[f"solver_{label}_{key}"] = value
+    for key, value in _vct_timing(positions, args.vct_depth, args.vct_budget).items():
+        out[f"vct_depth{args.vct_depth}_{key}"] = value
     off_s, on_s = _search_timing(model, positions, base.replace(vcf_leaf_budget=leaf,
                                                                 vcf_root_budget=root))
     out.update({
@@ -192,15 +239,39 @@ def run(args) -> dict:
     })
 
     if args.games:
-        match = run_arena(f"vcf:net:{path}", f"tactics:net:{path}", args.games, game,
+        reference = f"tactics:net:{path}"
+        openings = None
+        if args.match_openings != "centre":
+            openings = balanced_openings(path, game, args.games // 2 * (
+                3 if args.match_openings == "even" else 1), args.seed)
+        if args.match_openings == "even":
+            openings, tried = even_openings(reference, openings, game, args.games // 2,
+                                            args.seed + 1, args.workers,
+                                            args.screen_time_per_move, "cpu")
+            out["match_even_openings"] = f"{len(openings)} of {tried}"
+            if len(openings) < args.games // 2:
+                print(f"benchmark vcf: only {len(openings)} of {tried} openings were even for "
+                      f"{reference}; each is played more than once", file=sys.stderr)
+            if not openings:
+                raise SystemExit("benchmark vcf: no even opening found; try --match-openings "
+                                 "balanced")
+            openings = [openings[i % len(openings)] for i in range(args.games // 2)]
+        match = run_arena(f"{args.match_player}:net:{path}", reference, args.games, game,
                           workers=args.workers, seed=args.seed,
-                          time_per_move=args.time_per_move, device="cpu")
+                          time_per_move=args.time_per_move, device="cpu", openings=openings)
         elo = match.elo
         w, d, l = match.counts()
+        per_colour = {}
+        for name, colour in (("black", BLACK), ("white", WHITE)):
+            cw, cd, cl = match.counts(colour)
+            per_colour[f"match_as_{name}"] = f"{cw}-{cd}-{cl}"
         out.update({
+            "match_player": f"{args.match_player}:net:MODEL against tactics:net:MODEL",
+            "match_openings": args.match_openings,
             "match_games": args.games,
             "match_time_per_move_s": args.time_per_move,
             "match_wins_draws_losses": f"{w}-{d}-{l}",
+            **per_colour,
             "match_score": match.score,
             "match_elo": elo.elo,
             "match_elo_95": [elo.lower, elo.upper],

@@ -6,7 +6,9 @@ package, else pure MCTS (said in a MESSAGE line). The player is built at the fir
 the tactical check (win now, or block the opponent's win) runs before it on every move unless
 ``--no-tactics``, and so does a VCF search for both sides unless ``--no-vcf``: a proved win by
 continuous fours is played at once (``MESSAGE vcf: win in K (...)``), and an opponent's is
-stopped when a defence is proved.
+stopped when a defence is proved. Unless ``--no-vct``, wins by continuous threats (threes too)
+are played as well (``MESSAGE vct: win by threats from h8``), and a move after which the
+opponent would have one is replaced by the player's next choice that leaves none.
 
 Only protocol lines go to stdout: anything else that prints (a library warning, say) is sent to
 stderr, so it cannot be read by the manager as an answer.
@@ -41,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-vcf", action="store_true",
                    help="do not search for wins by continuous fours (own, and the opponent's to "
                         "stop) before asking the player")
+    p.add_argument("--no-vct", action="store_true",
+                   help="do not search for wins by continuous threats (threes as well as fours), "
+                        "own or the opponent's, beyond the VCF")
     p.add_argument("--vcf-budget", type=int, default=None, metavar="N",
                    help="most solver nodes of each VCF search (default 100000; fewer when the "
                         "move time is short)")
@@ -84,7 +89,8 @@ def player_factory(args):
         if args.no_tactics:
             return player, notes
         budget = VCF_NODES if args.vcf_budget is None else args.vcf_budget
-        return TacticalPlayer(player, vcf=not args.no_vcf, vcf_budget=budget), notes
+        return TacticalPlayer(player, vcf=not args.no_vcf,
+                              vct=not (args.no_vcf or args.no_vct), vcf_budget=budget), notes
 
     return make
 

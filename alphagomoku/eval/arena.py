@@ -254,14 +254,67 @@ def _fmt_score(score: float | None) -> str:
     return "-" if score is None else f"{score:.3f}"
 
 
+def balanced_openings(model_path: str, game: GameConfig, count: int, seed: int = 0,
+                      max_stones: int = 6) -> list[tuple[int, ...]]:
+    """``count`` openings of 2 to ``max_stones`` stones that the network in ``model_path``
+    values close to even for the side to move, no two the same up to symmetry: drawn as
+    self-play draws its openings (:func:`alphagomoku.selfplay.openings.balanced_opening`), but
+    with a tighter bar (|v| <= 0.3, 32 candidates a draw). Between players of similar strength,
+    two stones at the centre let black win nearly every game; these let either colour win."""
+    import torch
+
+    from alphagomoku.nn import Evaluator
+    from alphagomoku.nn.io import load_model
+    from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
+
+    model = load_model(model_path, device="cpu").eval()
+    if (model.config.width, model.config.height) != (game.width, game.height):
+        raise ValueError(f"the model in {model_path} plays {model.config.width}x"
+                         f"{model.config.height}, not {game.width}x{game.height}")
+    evaluator = Evaluator(model, torch.device("cpu"))
+    settings = OpeningSettings(min_stones=2, max_stones=max_stones, candidates=32, max_value=0.3)
+    rng = np.random.default_rng(seed)
+    found: list[tuple[int, ...]] = []
+    seen: set = set()
+    for _ in range(20 * count):
+        if len(found) == count:
+            break
+        moves, _, _ = balanced_opening(game, evaluator, settings, rng,
+                                       model.config.vcf_plane_budget)
+        key = _canonical(tuple(moves), game)
+        if moves and key not in seen:
+            seen.add(key)
+            found.append(tuple(int(m) for m in moves))
+    return [found[i % len(found)] for i in range(count)]
+
+
+def even_openings(spec: str, candidates: list, game: GameConfig, count: int, seed: int = 0,
+                  workers: int = 0, time_per_move: float | None = None,
+                  device: str = "auto") -> tuple[list[tuple[int, ...]], int]:
+    """The openings among ``candidates`` on which the player ``spec``, playing itself once from
+    each side, won once with black and once with white: even for that player, whichever colour
+    is stronger from openings in general. Returns (at most ``count`` of them, candidates
+    tried); the caller decides what too few means."""
+    result = run_arena(spec, spec, 2 * len(candidates), game, workers=workers, seed=seed,
+                       time_per_move=time_per_move, device=device, progress=False,
+                       openings=list(candidates))
+    even = [tuple(candidates[k]) for k in range(len(candidates))
+            if {result.records[2 * k].winner, result.records[2 * k + 1].winner} == {BLACK, WHITE}]
+    return even[:count], len(candidates)
+
+
 def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int = 0,
                opening_moves: int = 2, time_per_move: float | None = None,
-               device: str = "auto") -> list[GameTask]:
-    """Games 2k and 2k+1 play opening k, A black in the first and white in the second."""
+               device: str = "auto", openings: list | None = None) -> list[GameTask]:
+    """Games 2k and 2k+1 play opening k (of ``openings`` if given, else of
+    :func:`make_openings`), A black in the first and white in the second."""
     if not isinstance(games, int) or games < 2 or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (each opening is played "
                          f"once with each colour), got {games!r}")
-    openings = make_openings(game, games // 2, opening_moves, seed)
+    if openings is None:
+        openings = make_openings(game, games // 2, opening_moves, seed)
+    elif len(openings) < games // 2:
+        raise ValueError(f"{games} games need {games // 2} openings, got {len(openings)}")
     return [GameTask(i, spec_a, spec_b, i % 2 == 0, game.to_dict(), openings[i // 2],
                      seed * 100_003 + i, time_per_move, device)
             for i in range(games)]
@@ -270,10 +323,11 @@ def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int
 def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = None,
               workers: int = 0, seed: int = 0, opening_moves: int = 2,
               time_per_move: float | None = None, out_dir=None, device: str = "auto",
-              progress: bool = True) -> ArenaResult:
+              progress: bool = True, openings: list | None = None) -> ArenaResult:
     """Play ``games`` games of A (``spec_a``) against B; see :mod:`alphagomoku.eval.specs` for
-    the specs. ``out_dir``: each game is written there as ``game_NNNN.psq`` and ``.txt`` as it
-    finishes. Raises ArenaError if any game fails."""
+    the specs. ``openings``: the openings to play (each twice), instead of ``opening_moves``
+    random stones (see :func:`balanced_openings`). ``out_dir``: each game is written there as
+    ``game_NNNN.psq`` and ``.txt`` as it finishes. Raises ArenaError if any game fails."""
     from alphagomoku.eval.specs import parse_player_spec
     from alphagomoku.progress import progress as progress_display
 
@@ -282,7 +336,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
         parse_player_spec(spec)
     if not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be a non-negative integer, got {workers!r}")
-    tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device)
+    tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device,
+                       openings)
     out = Path(out_dir) if out_dir is not None else None
     result = ArenaResult(spec_a, spec_b, game)
     done: dict[int, GameRecord] = {}

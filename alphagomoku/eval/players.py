@@ -177,6 +177,12 @@ VCF_NODES = 100_000
 VCF_TIME_SHARE = 0.2
 VCF_NODES_PER_S = 200_000  # measured 660,000 to 920,000 on the benchmark's positions (2026-11-23)
 VCF_MIN_NODES = 300
+# (TacticalPlayer) With ``vct``: the share of a move's time kept back to check the chosen move
+# against the opponent's threats, and how many other moves of its search may replace it.
+VCT_CHECK_SHARE = 0.25
+VCT_ALTERNATIVES = 8
+# (TacticalPlayer) With ``vct``: the share of a move's time its own VCT search may take.
+VCT_OWN_SHARE = 0.15
 # (TacticalPlayer) With ``vcf``, the wrapped PUCT player's search also runs a VCF search of this
 # many nodes at every new node (SearchConfig.vcf_leaf_budget), unless its config sets one.
 VCF_LEAF_NODES = 100
@@ -201,17 +207,24 @@ class TacticalPlayer:
 
     With ``vcf``, also: a proved VCF (:func:`alphagomoku.game.solve_vcf`) is played at once;
     when the opponent has one, the player's own choice is kept only if it is proved to stop it,
-    else the first move that is (:func:`alphagomoku.eval.tactics.vcf_defences`). ``last_note``
-    says what it found for the last move (None when nothing), for the engine's MESSAGE line.
-    A wrapped PUCT player's search gets the leaf check too (VCF_LEAF_NODES).
+    else the first move that is (:func:`alphagomoku.eval.tactics.vcf_defences`). With ``vct``
+    (which implies ``vcf``), a win by continuous threats (:func:`alphagomoku.game.solve_vct`,
+    threes as well as fours) is played too, deepened within VCT_OWN_SHARE of the move time; and
+    when the opponent has no VCF, the inner player's move is checked: if the opponent would then
+    win by threats, the next move of its search that leaves no such win is played instead.
+    ``last_note`` says what it found for the last move (None when nothing), for the engine's
+    MESSAGE line. A wrapped PUCT player's search gets the leaf check too (VCF_LEAF_NODES).
     """
 
-    def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES):
+    def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES,
+                 vct: bool = False):
         if isinstance(vcf_budget, bool) or not isinstance(vcf_budget, int) or vcf_budget < 1:
             raise ValueError(f"vcf_budget must be a positive integer, got {vcf_budget!r}")
+        vcf = vcf or vct
         self.inner = inner
         self.name = inner.name
         self.vcf = vcf
+        self.vct = vct
         self.vcf_budget = vcf_budget
         self.last_note: str | None = None
         if vcf:
@@ -226,6 +239,10 @@ class TacticalPlayer:
             # Compile or load the solver's kernels now, not in the first move's time.
             solve_vcf(Position(game), 1)
             four_moves(Position(game), BLACK)
+            if self.vct:
+                from alphagomoku.game import solve_vct
+
+                solve_vct(Position(game), 1)
 
     def _vcf_nodes(self, time_left_s: float | None) -> int:
         if time_left_s is None:
@@ -250,14 +267,30 @@ class TacticalPlayer:
         if own.found:
             self.last_note = f"vcf: {own.describe()}"
             return own.first_move
+        if self.vct:
+            from alphagomoku.eval.tactics import vct_until
+
+            # Its threats were checked against the opponent's VCF, so it goes before the threat.
+            deadline = None if time_left_s is None else start + VCT_OWN_SHARE * time_left_s
+            mine = vct_until(position, deadline, budget=self.vcf_budget)
+            if mine is not None and mine.found:
+                self.last_note = f"vct: {mine.describe()}"
+                return mine.first_move
         threat = solve_vcf(position, nodes, attacker=3 - position.to_move)
         defences = []
         if threat.found:
             deadline = None if time_left_s is None else start + VCF_TIME_SHARE * time_left_s
             defences = vcf_defences(position, threat, max(1, nodes // 4), deadline)
+        check_s = None
         if time_left_s is not None:
             time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
+            if self.vct:  # kept back for the check of the chosen move below
+                check_s = VCT_CHECK_SHARE * time_left_s
+                time_left_s -= check_s
         move = self.inner.choose(position, time_left_s)
+        if self.vct and not threat.found:
+            deadline = None if check_s is None else time.monotonic() + check_s
+            return self._keep_clear_of_threats(position, move, deadline)
         if threat.found:
             note = f"vcf: opponent threatens {threat.describe()}"
             if defences and move not in defences:
@@ -266,6 +299,42 @@ class TacticalPlayer:
             elif not defences:
                 note += "; no defence proved"
             self.last_note = note
+        return move
+
+    def _keep_clear_of_threats(self, position: Position, move: int,
+                               deadline: float | None) -> int:
+        """``move``, unless the opponent would then win by threats: then the most visited move
+        of the inner player's search after which it would not, tried until ``deadline``. The
+        chosen move's check may use half the time left, each other move's half of what is then
+        left."""
+        from alphagomoku.eval.tactics import vct_until
+
+        def opponent_wins(m: int):
+            """The opponent's VCT answer after ``m``; None when no search could start."""
+            until = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
+            position.play(m)
+            try:
+                return vct_until(position, until, budget=self.vcf_budget)
+            finally:
+                position.undo()
+
+        answer = opponent_wins(move)
+        if answer is None or not answer.found:
+            return move
+        note = f"vct: {position.name(move)} lets the opponent win by threats"
+        visits = getattr(self.inner, "last_visits", None)
+        if visits is not None:
+            legal = position.legal_mask()
+            order = [int(m) for m in np.argsort(-np.asarray(visits), kind="stable")
+                     if legal[m] and visits[m] > 0 and m != move]
+            for m in order[:VCT_ALTERNATIVES]:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                answer = opponent_wins(m)
+                if answer is not None and not answer.found:  # searched, and no win found
+                    self.last_note = f"{note}; {position.name(m)} does not"
+                    return m
+        self.last_note = f"{note}; no other move checked does better"
         return move
 
     def close(self) -> None:
@@ -294,6 +363,10 @@ class BoardFallbackPlayer:
 
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         return self.active.choose(position, time_left_s)
+
+    @property
+    def last_visits(self) -> np.ndarray | None:
+        return getattr(self.active, "last_visits", None)
 
     def close(self) -> None:
         close_player(self.primary)
@@ -362,6 +435,7 @@ class _SearchPlayer:
     time_per_move: float | None
     seed: int
     search_config = None  # a SearchConfig whose constants replace the defaults
+    last_visits: np.ndarray | None = None  # visits per move of the last choice
 
     def _config(self, n: int):
         import dataclasses
@@ -437,6 +511,7 @@ class _SearchPlayer:
             visits = self._search(position, limit)
         else:
             visits = self._search_until(position, limit, budget)
+        self.last_visits = visits  # the TacticalPlayer's next choices if this move loses
         # The legal mask only guards against a bad search result.
         return self._pick(np.where(position.legal_mask(), visits, -1))
 

@@ -11,6 +11,7 @@ spec                              player
 ``default``                       the model shipped with the package, or pure MCTS without one
 ``tactics:SPEC``                  SPEC behind the engine's check: win now, else block a five
 ``vcf:SPEC``                      the same, and VCF searches: plays its own, stops the opponent's
+``vct:SPEC``                      ``vcf:SPEC``, and plays its own wins by threats (threes too)
 ================================  ===========================================================
 
 A spec is a string so that it crosses into spawned arena workers as it is, and each worker
@@ -31,7 +32,7 @@ DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 FALLBACK_PLAYOUTS = 100_000
 
 SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default, tactics:SPEC, "
-              "vcf:SPEC")
+              "vcf:SPEC, vct:SPEC")
 
 
 class PlayerSpecError(ValueError):
@@ -40,12 +41,12 @@ class PlayerSpecError(ValueError):
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    kind: str  # random | pure | uniform | net | engine | tactics | vcf
+    kind: str  # random | pure | uniform | net | engine | tactics | vcf | vct
     count: int | None = None  # playouts or simulations
     path: str | None = None
     command: str | None = None
     text: str = ""
-    inner: "PlayerSpec | None" = None  # the wrapped player of tactics: and vcf:
+    inner: "PlayerSpec | None" = None  # the wrapped player of tactics:, vcf: and vct:
 
 
 def _count(spec: str, value: str) -> int:
@@ -75,7 +76,7 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     kind = kind.lower()
     if kind == "default" and not sep:
         return parse_player_spec(default_spec(), check_files)
-    if kind in ("tactics", "vcf"):
+    if kind in ("tactics", "vcf", "vct"):
         if not rest.strip():
             raise PlayerSpecError(f"player spec {spec!r} needs a player: {kind}:SPEC")
         return PlayerSpec(kind, inner=parse_player_spec(rest, check_files), text=text)
@@ -108,9 +109,9 @@ def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, de
     from alphagomoku.eval import players
 
     p = parse_player_spec(spec)
-    if p.kind in ("tactics", "vcf"):
+    if p.kind in ("tactics", "vcf", "vct"):
         inner = make_player(p.inner.text, seed, time_per_move, device)
-        player = players.TacticalPlayer(inner, vcf=p.kind == "vcf")
+        player = players.TacticalPlayer(inner, vcf=p.kind == "vcf", vct=p.kind == "vct")
         player.name = p.text
         return player
     if p.kind == "random":

@@ -95,3 +95,34 @@ def vcf_defences(position: Position, threat, budget: int, deadline: float | None
         if solve_vcf(after, budget).status == "none":
             out.append(p)
     return out
+
+
+# (vct_until) Threat depths tried, shallow first, and the VCT's speed used to size each search
+# to the time left: a low estimate (`python scripts/benchmark.py vcf` measures it: 0.66 million
+# nodes a second over its positions, 2026-11-24; 0.85 to 2.5 million on positions from engine games).
+VCT_MAX_DEPTH = 6
+VCT_NODES_PER_S = 500_000
+
+
+def vct_until(position: Position, deadline: float | None, attacker: int | None = None,
+              budget: int = 100_000):
+    """The VCT search of ``attacker`` (default: the side to move) deepened one threat at a time
+    (1, 2, ... VCT_MAX_DEPTH) while time is left before ``deadline`` (``time.monotonic()``),
+    each depth given the nodes the time left allows at VCT_NODES_PER_S, at most ``budget``.
+    Returns the first win, else the last answer (None if no depth could start). Without a
+    deadline: depths up to 4 with ``budget`` nodes each."""
+    import time
+
+    from alphagomoku.game import solve_vct
+
+    result = None
+    for depth in range(1, (VCT_MAX_DEPTH if deadline is not None else 4) + 1):
+        nodes = budget
+        if deadline is not None:
+            nodes = min(budget, int((deadline - time.monotonic()) * VCT_NODES_PER_S))
+            if nodes < 100:
+                break
+        result = solve_vct(position, nodes, depth=depth, attacker=attacker)
+        if result.found or result.status == "unknown":
+            break  # a deeper search with no more time would not finish either
+    return result

@@ -61,6 +61,11 @@ _DY = np.array([0, 1, 1, -1], dtype=np.int64)
 
 TT_BITS = 16
 
+# max_len 0 (no bound) as an int64, not a literal: every caller passes the same type, so the
+# search, the planes, the VCT and the Python API share one compiled solver (each literal would
+# compile it again, tens of seconds on a slow machine).
+_NO_BOUND = np.int64(0)
+
 
 class VcfState(NamedTuple):
     """The solver's preallocated memory for one board size (shapes: A points, P = A // 2 + 2
@@ -226,10 +231,11 @@ def _popcount(x):
 
 
 @njit(**JIT)
-def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2):
-    """List at ``cand[ply]`` every empty point in an n-window holding n - 2 attacker stones and
-    no defender stone (the only points that can make a four), nearest to ref1/ref2 first.
-    Returns the count.
+def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2, fewest, most):
+    """List at ``cand[ply]`` every empty point in an n-window holding ``fewest`` to ``most``
+    attacker stones and no defender stone, nearest to ref1/ref2 first. Returns the count. With
+    both n - 2 these are the only points that can make a four (the VCF's moves); the VCT
+    (:mod:`alphagomoku.game.vct`) also asks for the points that can make a three.
 
     ``masks`` (see :func:`_build_masks`) hold the board line by line, so a line with fewer than
     n - 2 attacker stones, most of them, costs one popcount. Within the distance order, points
@@ -245,13 +251,16 @@ def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2
         step = _DY[d] * w + _DX[d]
         for line in range(_line_count(h, w, d)):
             own = masks[own_c, d, line]
-            if _popcount(own) < n - 2:
+            if _popcount(own) < fewest:
                 continue
             first, length = _line_start(h, w, d, line)
             opp = masks[opp_c, d, line]
             for lo in range(length - n + 1):
                 window = full << lo
-                if opp & window != 0 or _popcount(own & window) != n - 2:
+                if opp & window != 0:
+                    continue
+                stones = _popcount(own & window)
+                if stones < fewest or stones > most:
                     continue
                 for bit in range(lo + n - 1, lo - 1, -1):
                     if (own >> bit) & 1 == 0:
@@ -350,12 +359,12 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
         frames[0, _F_COUNT] = 1
     else:
         frames[0, _F_COUNT] = _generate(masks, h, w, n, attacker, cand, keys, marks, meta, 0,
-                                        last_move, NO_MOVE)
+                                        last_move, np.int64(NO_MOVE), n - 2, n - 2)
     while True:
         i = frames[ply, _F_NEXT]
         if i < frames[ply, _F_COUNT]:
             frames[ply, _F_NEXT] = i + 1
-            m = cand[ply, i]
+            m = np.int64(cand[ply, i])  # int64 like every other caller's point: one compile
             if nodes >= budget:
                 _unwind(board, frames, ply)
                 return UNKNOWN, 0, nodes
@@ -371,20 +380,20 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
                     continue
                 board[m] = attacker
             if c >= 2:
-                a = points[0]
-                b = points[1]
+                a = np.int64(points[0])
+                b = np.int64(points[1])
                 if renju and defender == BLACK and game.is_forbidden(board, h, w, a):
                     # Black cannot block there: it blocks the other point if it can, and the
                     # five goes to the forbidden one.
-                    a = points[1]
-                    b = points[0]
+                    a = np.int64(points[1])
+                    b = np.int64(points[0])
                     if game.is_forbidden(board, h, w, a):
                         a = NO_MOVE
                 length = _write_line(line, frames, ply, m, a, b)
                 board[m] = EMPTY
                 _unwind(board, frames, ply)
                 return WIN, length, nodes
-            q = points[0]
+            q = np.int64(points[0])
             if renju and defender == BLACK and game.is_forbidden(board, h, w, q):
                 length = _write_line(line, frames, ply, m, NO_MOVE, q)
                 board[m] = EMPTY
@@ -416,7 +425,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
                 frames[ply, _F_COUNT] = 1
             else:
                 frames[ply, _F_COUNT] = _generate(masks, h, w, n, attacker, cand, keys, marks,
-                                                  meta, ply, m, q)
+                                                  meta, ply, m, q, n - 2, n - 2)
         else:
             # Every four here was tried in full: proved, no VCF within the remaining length.
             key = frames[ply, _F_HASH]
@@ -509,12 +518,12 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
     own = n_own > 0
     if not own and n_opp < 2:
         forced = opp_point if n_opp == 1 else NO_MOVE
-        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, 0,
+        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
                                st)[0] == WIN
     opp = n_opp > 0
     if not opp and n_own < 2:
         forced = own_point if n_own == 1 else NO_MOVE
-        opp = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget, 0,
+        opp = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget, _NO_BOUND,
                                st)[0] == WIN
     _fill_vcf_planes(own, opp, out)
 
@@ -523,8 +532,8 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
 def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budget, st, out):
     """:func:`write_vcf_planes` for a search leaf, whose scans already showed that ``color`` has
     no five to play and that its opponent has at most one, ``forced`` (NO_MOVE if none)."""
-    own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, 0,
+    own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
                            st)[0] == WIN
     opp = forced != NO_MOVE or solve_known_with(board, h, w, n, rule, 3 - color, last_move,
-                                                NO_MOVE, budget, 0, st)[0] == WIN
+                                                np.int64(NO_MOVE), budget, _NO_BOUND, st)[0] == WIN
     _fill_vcf_planes(own, opp, out)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from alphagomoku.game import vcf
+from alphagomoku.game import vcf, vct
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, NO_MOVE, WHITE
 from alphagomoku.game.coords import to_name
@@ -116,3 +116,74 @@ def find_vcf(position: Position, budget: int = DEFAULT_BUDGET) -> list[str] | No
     block), or None when there is none or the budget ran out (:func:`solve_vcf` tells which)."""
     result = solve_vcf(position, budget)
     return list(result.names) if result.found else None
+
+
+#: VCT defaults: free threats along a line, and the nodes of each VCF call inside the search.
+VCT_DEPTH = 3
+VCT_VCF_BUDGET = 2_000
+
+_VCT_STATES: dict[tuple, vct.VctState] = {}
+
+
+@dataclass(frozen=True)
+class VctResult:
+    """What the VCT search (:mod:`alphagomoku.game.vct`) found for ``attacker``: "win" with its
+    first move, "none" (no VCT within ``depth`` threats, by the search's rules) or "unknown"
+    (a budget ran out)."""
+
+    status: str
+    attacker: int
+    first_move: int
+    name: str | None
+    nodes: int
+    depth: int
+
+    @property
+    def found(self) -> bool:
+        return self.status == "win"
+
+    def describe(self) -> str:
+        """``win by threats from h8``, ``no vct in 3 threats`` or ``unknown after N nodes``."""
+        if self.status == "win":
+            return f"win by threats from {self.name}"
+        if self.status == "none":
+            return f"no vct in {self.depth} threats"
+        return f"unknown after {self.nodes} nodes"
+
+
+def vct_state_for(config: GameConfig) -> vct.VctState:
+    key = (config.height, config.width, config.n_in_row, config.rule_id)
+    state = _VCT_STATES.get(key)
+    if state is None:
+        state = _VCT_STATES[key] = vct.allocate_state(config.area)
+    return state
+
+
+def solve_vct(position: Position, budget: int = DEFAULT_BUDGET, *, depth: int = VCT_DEPTH,
+              attacker: int | None = None, vcf_budget: int = VCT_VCF_BUDGET) -> VctResult:
+    """Search ``position`` for a victory by continuous threats (fours and threes) of
+    ``attacker`` (default: the side to move), with at most ``depth`` free threats in a line.
+    ``budget`` bounds the solver nodes of the whole search, ``vcf_budget`` each VCF inside it.
+    A VCF is a VCT too, so a position with one answers "win"."""
+    if not isinstance(position, Position):
+        raise TypeError(f"position must be a Position, got {type(position).__name__}")
+    budget = _check_budget("budget", budget)
+    vcf_budget = _check_budget("vcf_budget", vcf_budget)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
+    if attacker is None:
+        attacker = position.to_move
+    if attacker not in (BLACK, WHITE):
+        raise ValueError(f"attacker must be BLACK (1) or WHITE (2), got {attacker!r}")
+    cfg = position.config
+    if position.is_over:
+        return VctResult("none", attacker, NO_MOVE, None, 0, depth)
+    status, move, nodes = vct.solve_vct_with(position.board.copy(), cfg.height, cfg.width,
+                                             cfg.n_in_row, cfg.rule_id, attacker,
+                                             position.last_move, depth, budget, vcf_budget,
+                                             vct_state_for(cfg))
+    if status == vct.WIN:
+        return VctResult("win", attacker, int(move), to_name(int(move), cfg.width, cfg.height),
+                         int(nodes), depth)
+    return VctResult("none" if status == vct.NONE else "unknown", attacker, NO_MOVE, None,
+                     int(nodes), depth)

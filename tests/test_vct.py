@@ -1,0 +1,257 @@
+"""The VCT search (alphagomoku.game.vct): its Python twin, every defender reply on small boards,
+known positions, and its use by the players."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alphagomoku.eval.players import RandomPlayer, TacticalPlayer
+from alphagomoku.eval.specs import make_player, parse_player_spec
+from alphagomoku.game import BLACK, WHITE, GameConfig, Position, solve_vcf, solve_vct
+from alphagomoku.game import vcf, vct
+from tests.reference_vct import fives, has_vct, threat_wins, wins_against_every_reply
+from tests.test_vcf import plausible_game
+
+# Black to move: e5 makes two open threes (row 5 and column e); nothing else wins that fast,
+# and there is no four anywhere.
+DOUBLE_THREE = """
+O . . . . . . . O
+. . . . . . . . .
+. . . . . . . . .
+. . . . X . . . .
+. . . X . X . . .
+. . . . X . . . .
+. . . . . . . . .
+. . . . . . . . .
+O . . . . . . . O
+"""
+
+# The same black stones; white's open three on row 8 gives white a VCF of its own, so black's
+# double three comes too late.
+DOUBLE_THREE_TOO_LATE = """
+. . . . . . . . .
+. O O O . . . . .
+. . . . . . . . .
+. . . . X . . . .
+. . . X . X . . .
+. . . . X . . . .
+. . . . . . . . .
+. . . . . . . . .
+. . . . . . . . O
+"""
+
+
+def picture(text, rule="freestyle"):
+    return Position.from_picture(text, GameConfig(width=9, rule=rule))
+
+
+def test_a_double_three_is_a_win_in_one_threat():
+    pos = picture(DOUBLE_THREE)
+    assert pos.to_move == BLACK and solve_vcf(pos).status == "none"
+    assert solve_vct(pos, depth=0).status == "none"  # depth 0 is the VCF alone
+    one = solve_vct(pos, depth=1)
+    assert one.found and one.name == "e5"
+    assert one.describe() == "win by threats from e5"
+    # Not white's: with black's stones it has no threat at all.
+    assert solve_vct(pos, attacker=WHITE, depth=3).status == "none"
+
+
+def test_renju_forbids_blacks_double_three():
+    pos = picture(DOUBLE_THREE, "renju")
+    assert pos.is_forbidden(pos.index("e5"))
+    assert solve_vct(pos, depth=1).status == "none"
+
+
+def test_the_defenders_own_vcf_refutes_a_threat():
+    pos = picture(DOUBLE_THREE_TOO_LATE)
+    assert pos.to_move == BLACK
+    assert solve_vcf(pos, attacker=WHITE).found
+    assert solve_vct(pos, depth=1).status == "none"
+    # With white's three gone the same threat wins.
+    assert solve_vct(picture(DOUBLE_THREE), depth=1).found
+
+
+def test_a_vcf_is_a_vct():
+    from tests.test_vcf import THREE_MOVES
+
+    pos = picture(THREE_MOVES)
+    line = solve_vcf(pos)
+    result = solve_vct(pos, depth=2)
+    assert line.found and result.found and result.first_move == line.first_move
+
+
+RANDOM_CASES = [(9, "freestyle", 2, 60), (9, "renju", 2, 60), (9, "standard", 2, 40),
+                (15, "freestyle", 2, 25)]
+
+
+@pytest.mark.parametrize("size,rule,depth,games", RANDOM_CASES)
+def test_kernel_agrees_with_the_recursive_twin(size, rule, depth, games, rng):
+    cfg = GameConfig(width=size, rule=rule)
+    vs = vct.allocate_state(cfg.area)
+    st = vcf.allocate_state(cfg.area)
+    wins = answered = 0
+    for _ in range(games):
+        pos = plausible_game(cfg, rng, int(rng.integers(6, 30)))
+        if pos.is_over:
+            continue
+        board = pos.board.copy()
+        status, move, _ = vct.solve_vct_with(board, size, size, 5, cfg.rule_id, pos.to_move,
+                                             pos.last_move, depth, 10**7, 10**6, vs)
+        assert (board == pos.board).all()
+        if status == vct.UNKNOWN:
+            continue
+        answered += 1
+        twin = has_vct(board, size, size, 5, cfg.rule_id, pos.to_move, depth, st, pos.last_move)
+        assert twin == (status == vct.WIN), pos
+        if status == vct.WIN:
+            wins += 1
+            if vcf.solve_with(board, size, size, 5, cfg.rule_id, pos.to_move, -1, 10**6, 0,
+                              st)[0] != vcf.WIN:
+                # The twin agrees that the kernel's first move is a threat that wins (a forced
+                # block costs no depth).
+                forced = bool(fives(board, size, size, 5, cfg.rule_id, 3 - pos.to_move))
+                board[move] = pos.to_move
+                assert threat_wins(board, size, size, 5, cfg.rule_id, pos.to_move,
+                                    depth - (0 if forced else 1), int(move), st) is True, pos
+    assert answered >= games * 3 // 4 and 0 < wins < answered
+
+
+@pytest.mark.parametrize("rule", ["freestyle", "renju", "standard"])
+def test_wins_hold_against_every_defender_reply(rule, rng):
+    """The search tries only some defences; on 9x9 every reply is played against its wins."""
+    cfg = GameConfig(width=9, rule=rule)
+    vs = vct.allocate_state(cfg.area)
+    st = vcf.allocate_state(cfg.area)
+    checked = 0
+    for _ in range(300):
+        if checked == 6:
+            break
+        pos = plausible_game(cfg, rng, int(rng.integers(6, 30)))
+        if pos.is_over:
+            continue
+        board = pos.board.copy()
+        if vcf.solve_with(board, 9, 9, 5, cfg.rule_id, pos.to_move, -1, 10**6, 0, st)[0] != vcf.NONE:
+            continue  # VCF wins are the VCF's tests' business
+        status, _, _ = vct.solve_vct_with(board, 9, 9, 5, cfg.rule_id, pos.to_move, -1, 2,
+                                          10**7, 10**6, vs)
+        if status != vct.WIN:
+            continue
+        assert wins_against_every_reply(board, 9, 9, 5, cfg.rule_id, pos.to_move, 2, vs) is True, pos
+        checked += 1
+    assert checked == 6
+
+
+def test_an_exhausted_budget_is_unknown_never_none():
+    pos = picture(DOUBLE_THREE)
+    full = solve_vct(pos, 10**6, depth=2)
+    assert full.found and full.nodes > 3
+    for budget in range(1, full.nodes, max(1, full.nodes // 50)):
+        assert solve_vct(pos, budget, depth=2).status in ("unknown", "win"), budget
+    assert solve_vct(pos, 1, depth=2).status == "unknown"
+
+
+def test_bad_arguments_are_refused():
+    pos = picture(DOUBLE_THREE)
+    with pytest.raises(ValueError, match="depth must be a non-negative integer"):
+        solve_vct(pos, depth=-1)
+    with pytest.raises(ValueError, match="budget must be a positive integer"):
+        solve_vct(pos, 0)
+    with pytest.raises(ValueError, match="vcf_budget must be a positive integer"):
+        solve_vct(pos, vcf_budget=0)
+    with pytest.raises(ValueError, match="attacker must be"):
+        solve_vct(pos, attacker=3)
+    with pytest.raises(TypeError):
+        solve_vct("e5")
+
+
+def test_the_player_plays_its_win_by_threats():
+    pos = picture(DOUBLE_THREE)
+    player = TacticalPlayer(RandomPlayer(seed=3), vct=True)
+    assert player.vcf  # a VCT player checks VCFs first
+    assert player.choose(pos.copy()) == pos.index("e5")
+    assert player.last_note == "vct: win by threats from e5"
+    assert TacticalPlayer(RandomPlayer(seed=3), vcf=True).choose(pos.copy()) != pos.index("e5")
+
+
+# White to move. Black threatens threes that end in a win (g5 first, say); of all white moves only
+# f3 leaves black no win by threats within four of them (found among random games).
+ONE_DEFENCE = """
+. . . . . . . . .
+. . . . . . . . .
+. . . . X . . . .
+. . . . . . . . .
+. . . . X X . . .
+. . . . . X . . .
+. O . O . . . O .
+. . . . . . . . .
+. . . . . . . . .
+"""
+
+
+def test_the_player_replaces_a_move_that_lets_the_opponent_win_by_threats():
+    # The wrapped player's search liked a9 best, then g5, d6 and f3: a9 loses (so do g5 and d6),
+    # so f3 is played.
+    pos = picture(ONE_DEFENCE)
+    assert pos.to_move == WHITE and solve_vct(pos, attacker=BLACK, depth=2).found
+    far = pos.index("a9")
+    assert solve_vct(pos.copy().play(far), depth=4).found
+    ranked = ["a9", "g5", "d6", "f3", "c7"]
+
+    class Searcher:
+        name = "searcher"
+
+        def reset(self, game):
+            pass
+
+        def choose(self, position, time_left_s=None):
+            self.last_visits = np.zeros(81)
+            for i, name in enumerate(ranked):
+                self.last_visits[position.index(name)] = 50 - i
+            return far
+
+    player = TacticalPlayer(Searcher(), vct=True)
+    move = player.choose(pos.copy())
+    assert move == pos.index("f3")
+    assert not solve_vct(pos.copy().play(move), depth=4).found
+    assert player.last_note == "vct: a9 lets the opponent win by threats; f3 does not"
+    assert TacticalPlayer(Searcher(), vcf=True).choose(pos.copy()) == far
+    # With f3 not among the moves its search liked, the player's move stands, and it says so.
+    ranked[3] = "b8"
+    assert player.choose(pos.copy()) == far
+    assert player.last_note.endswith("no other move checked does better")
+
+
+def test_vct_specs_wrap_any_player():
+    assert parse_player_spec("vct:pure:50").inner.kind == "pure"
+    player = make_player("vct:random")
+    assert isinstance(player, TacticalPlayer) and player.vct and player.name == "vct:random"
+    assert not make_player("vcf:random").vct
+
+
+def test_the_engine_searches_threats_unless_told_not_to():
+    from alphagomoku.engine.__main__ import build_parser, player_factory
+
+    def player(*flags):
+        return player_factory(build_parser().parse_args(["--player", "random", *flags]))()[0]
+
+    assert player().vct and player().vcf
+    assert not player("--no-vct").vct and player("--no-vct").vcf
+    off = player("--no-vcf")
+    assert not off.vct and not off.vcf
+
+
+def test_the_engine_announces_a_win_by_threats():
+    from alphagomoku.engine.protocol import GomocupEngine
+
+    start = picture(DOUBLE_THREE)
+    out: list[str] = []
+    player = TacticalPlayer(RandomPlayer(seed=1), vct=True)
+    engine = GomocupEngine(lambda: (player, []), out.append)
+    engine.handle("START 9")
+    engine.handle("BOARD")
+    for m in start.moves:
+        engine.handle(f"{m % 9},{m // 9},{1 if start.board[m] == BLACK else 2}")
+    engine.handle("DONE")
+    e5 = start.index("e5")
+    assert out[-2:] == ["MESSAGE vct: win by threats from e5", f"{e5 % 9},{e5 // 9}"]
