@@ -12,18 +12,24 @@ from alphagomoku.game import BLACK, WHITE, GameConfig, Position, solve_vcf
 from tests.test_vcf import NINE_MOVES, THREE_MOVES
 
 
+def engine_after_board(player, start: Position) -> tuple[GomocupEngine, list[str]]:
+    """An engine playing ``player``, given ``start`` with a BOARD command (so it moves next);
+    the lines it wrote."""
+    out: list[str] = []
+    engine = GomocupEngine(lambda: (player, []), out.append)
+    w = start.width
+    engine.handle(f"START {w}")
+    engine.handle("BOARD")
+    for m in start.moves:
+        engine.handle(f"{m % w},{m // w},{1 if start.board[m] == BLACK else 2}")
+    engine.handle("DONE")
+    return engine, out
+
+
 def test_engine_converts_a_vcf_against_a_defender_that_always_blocks():
     start = Position.from_picture(NINE_MOVES, GameConfig(width=11))
     length = solve_vcf(start).length
-    out: list[str] = []
-    player = TacticalPlayer(RandomPlayer(seed=1), vcf=True)
-    engine = GomocupEngine(lambda: (player, []), out.append)
-    engine.handle("START 11")
-    engine.handle("BOARD")
-    for m in start.moves:
-        x, y = m % 11, m // 11
-        engine.handle(f"{x},{y},{1 if start.board[m] == BLACK else 2}")
-    engine.handle("DONE")
+    engine, out = engine_after_board(TacticalPlayer(RandomPlayer(seed=1), vcf=True), start)
     assert out[-2].startswith(f"MESSAGE vcf: win in {length} ("), out[-2:]
     rng = np.random.default_rng(0)
     for _ in range(length - 1):

@@ -242,16 +242,9 @@ def test_the_engine_searches_threats_unless_told_not_to():
 
 
 def test_the_engine_announces_a_win_by_threats():
-    from alphagomoku.engine.protocol import GomocupEngine
+    from tests.test_engine_vcf import engine_after_board
 
     start = picture(DOUBLE_THREE)
-    out: list[str] = []
-    player = TacticalPlayer(RandomPlayer(seed=1), vct=True)
-    engine = GomocupEngine(lambda: (player, []), out.append)
-    engine.handle("START 9")
-    engine.handle("BOARD")
-    for m in start.moves:
-        engine.handle(f"{m % 9},{m // 9},{1 if start.board[m] == BLACK else 2}")
-    engine.handle("DONE")
+    _, out = engine_after_board(TacticalPlayer(RandomPlayer(seed=1), vct=True), start)
     e5 = start.index("e5")
     assert out[-2:] == ["MESSAGE vct: win by threats from e5", f"{e5 % 9},{e5 // 9}"]

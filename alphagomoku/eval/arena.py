@@ -63,24 +63,36 @@ def make_openings(game: GameConfig, count: int, moves: int = 2, seed: int = 0,
                          f"within {radius} of the centre")
     if moves == 0:
         return [()] * count
-    rng = np.random.default_rng(seed)
-    found: list[tuple[int, ...]] = []
-    seen: set = set()
-    for _ in range(200 * count):
-        if len(found) == count:
-            break
+
+    def draw(rng):
         pick = tuple(int(p) for p in rng.choice(region, size=moves, replace=False))
-        key = _canonical(pick, game)
-        if key in seen:
-            continue
         try:
             pos = Position.from_moves(pick, game)
         except IllegalMoveError:
-            continue  # a renju-forbidden point for black
-        if pos.is_over:
+            return None  # a renju-forbidden point for black
+        return None if pos.is_over else pick
+
+    return _distinct(draw, game, count, 200 * count, seed)
+
+
+def _distinct(draw, game: GameConfig, count: int, tries: int, seed: int) -> list[tuple[int, ...]]:
+    """``count`` openings from ``draw(rng)`` (moves, or None for a rejected draw), no two the
+    same up to the board's symmetries; repeated in turn when ``tries`` draws give fewer."""
+    rng = np.random.default_rng(seed)
+    found: list[tuple[int, ...]] = []
+    seen: set = set()
+    for _ in range(tries):
+        if len(found) == count:
+            break
+        pick = draw(rng)
+        if pick is None:
             continue
-        seen.add(key)
-        found.append(pick)
+        key = _canonical(pick, game)
+        if key not in seen:
+            seen.add(key)
+            found.append(pick)
+    if not found:
+        raise ValueError(f"no opening could be drawn in {tries} tries")
     return [found[i % len(found)] for i in range(count)]
 
 
@@ -273,19 +285,13 @@ def balanced_openings(model_path: str, game: GameConfig, count: int, seed: int =
                          f"{model.config.height}, not {game.width}x{game.height}")
     evaluator = Evaluator(model, torch.device("cpu"))
     settings = OpeningSettings(min_stones=2, max_stones=max_stones, candidates=32, max_value=0.3)
-    rng = np.random.default_rng(seed)
-    found: list[tuple[int, ...]] = []
-    seen: set = set()
-    for _ in range(20 * count):
-        if len(found) == count:
-            break
+
+    def draw(rng):
         moves, _, _ = balanced_opening(game, evaluator, settings, rng,
                                        model.config.vcf_plane_budget)
-        key = _canonical(tuple(moves), game)
-        if moves and key not in seen:
-            seen.add(key)
-            found.append(tuple(int(m) for m in moves))
-    return [found[i % len(found)] for i in range(count)]
+        return tuple(int(m) for m in moves) or None
+
+    return _distinct(draw, game, count, 20 * count, seed)
 
 
 def even_openings(spec: str, candidates: list, game: GameConfig, count: int, seed: int = 0,

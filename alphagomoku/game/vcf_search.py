@@ -64,19 +64,41 @@ class VcfResult:
         return f"unknown after {self.nodes} nodes"
 
 
+def _kept(states: dict, allocate, config: GameConfig):
+    key = (config.height, config.width, config.n_in_row, config.rule_id)
+    state = states.get(key)
+    if state is None:
+        state = states[key] = allocate(config.area)
+    return state
+
+
 def state_for(config: GameConfig) -> vcf.VcfState:
     """The solver memory kept for this board size, n in a row and rule."""
-    key = (config.height, config.width, config.n_in_row, config.rule_id)
-    state = _STATES.get(key)
-    if state is None:
-        state = _STATES[key] = vcf.allocate_state(config.area)
-    return state
+    return _kept(_STATES, vcf.allocate_state, config)
 
 
 def _check_budget(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def _check_count(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+
+def _check_call(position, budget, attacker) -> tuple[int, int]:
+    """The checks both solvers' calls share: (the budget as an int, the attacker, by default
+    the side to move)."""
+    if not isinstance(position, Position):
+        raise TypeError(f"position must be a Position, got {type(position).__name__}")
+    budget = _check_budget("budget", budget)
+    if attacker is None:
+        attacker = position.to_move
+    if attacker not in (BLACK, WHITE):
+        raise ValueError(f"attacker must be BLACK (1) or WHITE (2), got {attacker!r}")
+    return budget, attacker
 
 
 def solve_vcf(position: Position, budget: int = DEFAULT_BUDGET, *, attacker: int | None = None,
@@ -86,15 +108,8 @@ def solve_vcf(position: Position, budget: int = DEFAULT_BUDGET, *, attacker: int
     With ``attacker`` the side not to move, the answer is what the opponent could force if it
     were to move now: the side to move must stop it (or win first). ``budget`` bounds the
     attacker moves tried; ``max_len`` (0: no bound) the attacker moves of the line."""
-    if not isinstance(position, Position):
-        raise TypeError(f"position must be a Position, got {type(position).__name__}")
-    budget = _check_budget("budget", budget)
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0:
-        raise ValueError(f"max_len must be a non-negative integer, got {max_len!r}")
-    if attacker is None:
-        attacker = position.to_move
-    if attacker not in (BLACK, WHITE):
-        raise ValueError(f"attacker must be BLACK (1) or WHITE (2), got {attacker!r}")
+    budget, attacker = _check_call(position, budget, attacker)
+    _check_count("max_len", max_len)
     cfg = position.config
     if position.is_over:
         return VcfResult("none", attacker, (), (), 0)
@@ -152,11 +167,8 @@ class VctResult:
 
 
 def vct_state_for(config: GameConfig) -> vct.VctState:
-    key = (config.height, config.width, config.n_in_row, config.rule_id)
-    state = _VCT_STATES.get(key)
-    if state is None:
-        state = _VCT_STATES[key] = vct.allocate_state(config.area)
-    return state
+    """The VCT's memory (its VCF state included) kept for this board size, n and rule."""
+    return _kept(_VCT_STATES, vct.allocate_state, config)
 
 
 def solve_vct(position: Position, budget: int = DEFAULT_BUDGET, *, depth: int = VCT_DEPTH,
@@ -165,16 +177,9 @@ def solve_vct(position: Position, budget: int = DEFAULT_BUDGET, *, depth: int = 
     ``attacker`` (default: the side to move), with at most ``depth`` free threats in a line.
     ``budget`` bounds the solver nodes of the whole search, ``vcf_budget`` each VCF inside it.
     A VCF is a VCT too, so a position with one answers "win"."""
-    if not isinstance(position, Position):
-        raise TypeError(f"position must be a Position, got {type(position).__name__}")
-    budget = _check_budget("budget", budget)
+    budget, attacker = _check_call(position, budget, attacker)
     vcf_budget = _check_budget("vcf_budget", vcf_budget)
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
-    if attacker is None:
-        attacker = position.to_move
-    if attacker not in (BLACK, WHITE):
-        raise ValueError(f"attacker must be BLACK (1) or WHITE (2), got {attacker!r}")
+    _check_count("depth", depth)
     cfg = position.config
     if position.is_over:
         return VctResult("none", attacker, NO_MOVE, None, 0, depth)
