@@ -248,3 +248,20 @@ def test_the_engine_announces_a_win_by_threats():
     _, out = engine_after_board(TacticalPlayer(RandomPlayer(seed=1), vct=True), start)
     e5 = start.index("e5")
     assert out[-2:] == ["MESSAGE vct: win by threats from e5", f"{e5 % 9},{e5 // 9}"]
+
+
+def test_proved_answers_are_kept_between_calls_and_cleared_on_request():
+    pos = picture(DOUBLE_THREE)
+    cfg = pos.config
+    vs = vct.allocate_state(cfg.area)
+
+    def run():
+        board = pos.board.copy()
+        return vct.solve_vct_with(board, 9, 9, 5, cfg.rule_id, BLACK, -1, 3, 10**6, 10**5, vs)
+
+    first = run()
+    again = run()
+    assert first[:2] == again[:2] == (vct.WIN, pos.index("e5"))
+    assert again[2] < first[2]  # the root's threats are answered from the table
+    vct.clear_table(vs)
+    assert run() == first

@@ -25,8 +25,10 @@ count), ``budget`` the VCF nodes of all calls together plus one per node of this
 ``depth`` was searched with every VCF call answered, UNKNOWN when a budget cut it short.
 
 The search runs on an explicit stack (Numba's on-disk cache cannot hold recursive functions):
-one frame per node, the stone that led to it on the board while the frame is open. There is no
-transposition table of its own; the VCF solver keeps its table of proved failures.
+one frame per node, the stone that led to it on the board while the frame is open. Proved
+answers of attacker-to-move nodes are kept in a Zobrist-keyed table of their own, between calls
+too (threats played in another order reach the same positions); the VCF solver keeps its table
+of proved failures.
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ _K_NEXT = 2     # next of them to try
 _K_DEPTH = 3    # OR: free threats still allowed; AND: what its OR children get
 _K_PLACED = 4   # the stone that led here (NO_MOVE at the root)
 _K_FORCED = 5   # OR: its only move is the block of a defender four
-_FIELDS = 6
+_K_HASH = 6     # Zobrist key of the position (and of the attacker's colour)
+_K_UNSURE = 7   # 1 once an answer below this node was unknown (its NONE is then no proof)
+_FIELDS = 8
 
 _EXPAND = 3     # a frame's opening found no answer: try its moves
 
@@ -66,6 +70,8 @@ class VctState(NamedTuple):
     kids: np.ndarray    # int32 (L + 1, A): each level's moves, best first; the last row scratch
     frames: np.ndarray  # int64 (L, _FIELDS)
     masks: np.ndarray   # int64 (2, 4, A): the board line by line (the VCF's own are its scratch)
+    tt_key: np.ndarray  # int64 (S,): key of the OR node answered in the slot (0: empty)
+    tt_val: np.ndarray  # int32 (S,): d + 1 for a win in at most d threats, -(d + 1) for none in d
     vcf: vcf.VcfState
 
 
@@ -73,7 +79,16 @@ def allocate_state(area: int, levels: int = 48, tt_bits: int = vcf.TT_BITS) -> V
     return VctState(kids=np.zeros((levels + 1, area), dtype=np.int32),
                     frames=np.zeros((levels, _FIELDS), dtype=np.int64),
                     masks=np.zeros((2, 4, area), dtype=np.int64),
+                    tt_key=np.zeros(1 << tt_bits, dtype=np.int64),
+                    tt_val=np.zeros(1 << tt_bits, dtype=np.int32),
                     vcf=vcf.allocate_state(area, tt_bits))
+
+
+def clear_table(state: VctState) -> None:
+    """Forget every answer kept (needed only if the rule or n in a row changes)."""
+    state.tt_key[:] = 0
+    state.tt_val[:] = 0
+    vcf.clear_table(state.vcf)
 
 
 @njit(**JIT)
@@ -102,6 +117,8 @@ def _open_or(board, h, w, n, rule, attacker, last_move, level, budget, kids, fra
         return WIN, used, np.int64(st.line[0])
     if frames[level, _K_DEPTH] <= 0:
         return r, used, np.int64(NO_MOVE)
+    if r == UNKNOWN:
+        frames[level, _K_UNSURE] = 1  # so a NONE found below is not kept as a proof
     if forced != NO_MOVE:
         # The block is the only move; it is searched as a threat but costs none of the depth.
         kids[level, 0] = forced
@@ -202,44 +219,74 @@ def _unwind(board, frames, level):
 
 
 @njit(**JIT)
+def _known(tt_key, tt_val, key, depth):
+    """What the table says of the OR node ``key`` searched to ``depth``: WIN, NONE or -1."""
+    slot = key & (tt_key.shape[0] - 1)
+    if tt_key[slot] != key:
+        return -1
+    v = tt_val[slot]
+    if v > 0 and v - 1 <= depth:
+        return WIN
+    if v < 0 and depth <= -v - 1:
+        return NONE
+    return -1
+
+
+@njit(**JIT)
 def solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budget, kids, frames,
-              masks, st):
+              masks, tt_key, tt_val, st):
     """Search for a VCT of ``attacker`` (to move) on ``board``, left as it was found. Returns
-    (result, first move, nodes); the first move is NO_MOVE unless the result is WIN."""
+    (result, first move, nodes); the first move is NO_MOVE unless the result is WIN.
+
+    Proved answers of OR nodes are kept in a Zobrist-keyed table between calls, as facts about
+    the position: a win in at most d threats holds for any deeper search, "none within d" for
+    any shallower one. The root is never answered from the table: it needs its first move."""
     renju = rule == RENJU
     levels = frames.shape[0]
+    zobrist = st.zobrist
     nodes = np.int64(0)
-    incomplete = False
     level = 0
+    key = zobrist[0, 0] if attacker != BLACK else np.int64(0)
+    for p in range(h * w):
+        if board[p] != EMPTY:
+            key ^= zobrist[board[p], p]
+    frames[0, _K_HASH] = key
     frames[0, _K_KIND] = _OR
     frames[0, _K_PLACED] = NO_MOVE
     frames[0, _K_DEPTH] = depth
+    frames[0, _K_UNSURE] = 0
     opening = True
     result = NONE
     first = np.int64(NO_MOVE)
     while True:
         if opening:
+            opening = False
             nodes += 1
             left = min(vcf_budget, budget - nodes)
             if left <= 0:
                 _unwind(board, frames, level)
                 return UNKNOWN, np.int64(NO_MOVE), nodes
             if frames[level, _K_KIND] == _OR:
-                result, used, move = _open_or(board, h, w, n, rule, attacker, last_move, level,
-                                              left, kids, frames, masks, st)
-                if level == 0 and result == WIN:
-                    first = move
+                result = -1
+                if level > 0:
+                    result = _known(tt_key, tt_val, frames[level, _K_HASH],
+                                    frames[level, _K_DEPTH])
+                if result == -1:
+                    result, used, move = _open_or(board, h, w, n, rule, attacker, last_move,
+                                                  level, left, kids, frames, masks, st)
+                    nodes += used
+                    if level == 0 and result == WIN:
+                        first = move
             else:
                 result, used = _open_and(board, h, w, n, rule, attacker, level, left, kids,
                                          frames, masks, st)
-            nodes += used
-            opening = False
+                nodes += used
         if result == _EXPAND:
             i = frames[level, _K_NEXT]
             if i < frames[level, _K_COUNT]:
                 frames[level, _K_NEXT] = i + 1
                 if level + 1 >= levels:
-                    incomplete = True
+                    frames[level, _K_UNSURE] = 1
                     continue
                 m = np.int64(kids[level, i])
                 is_or = frames[level, _K_KIND] == _OR
@@ -250,6 +297,8 @@ def solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budg
                 level += 1
                 frames[level, _K_KIND] = _AND if is_or else _OR
                 frames[level, _K_PLACED] = m
+                frames[level, _K_HASH] = frames[level - 1, _K_HASH] ^ zobrist[color, m]
+                frames[level, _K_UNSURE] = 0
                 if not is_or:
                     frames[level, _K_DEPTH] = frames[level - 1, _K_DEPTH]
                 opening = True
@@ -257,14 +306,20 @@ def solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budg
             # Every move tried: no threat of an OR node wins; every defence of an AND node lost.
             result = NONE if frames[level, _K_KIND] == _OR else WIN
         # ``result`` is frame ``level``'s answer: close it and hand it to its parent.
-        if result == UNKNOWN:
-            incomplete = True
+        unsure = frames[level, _K_UNSURE] == 1 or result == UNKNOWN
+        if frames[level, _K_KIND] == _OR and (result == WIN or (result == NONE and not unsure)):
+            slot = frames[level, _K_HASH] & (tt_key.shape[0] - 1)
+            tt_key[slot] = frames[level, _K_HASH]
+            d = frames[level, _K_DEPTH]
+            tt_val[slot] = d + 1 if result == WIN else -(d + 1)
         if level == 0:
             if result == WIN:
                 return WIN, first, nodes
-            return (UNKNOWN if incomplete else NONE), np.int64(NO_MOVE), nodes
+            return (UNKNOWN if unsure else NONE), np.int64(NO_MOVE), nodes
         board[frames[level, _K_PLACED]] = EMPTY
         level -= 1
+        if unsure:
+            frames[level, _K_UNSURE] = 1
         parent_or = frames[level, _K_KIND] == _OR
         if result == WIN and parent_or:
             if level == 0:
@@ -280,4 +335,4 @@ def solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budg
 def solve_vct_with(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budget, vs):
     """:func:`solve_vct` with the state tuple unpacked."""
     return solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budget,
-                     vs.kids, vs.frames, vs.masks, vs.vcf)
+                     vs.kids, vs.frames, vs.masks, vs.tt_key, vs.tt_val, vs.vcf)
