@@ -92,13 +92,6 @@ def clear_table(state: VctState) -> None:
 
 
 @njit(**JIT)
-def _vcf(board, h, w, n, rule, attacker, last_move, forced, budget, st):
-    return vcf.solve_known(board, h, w, n, rule, attacker, last_move, forced, budget,
-                           np.int64(0), st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys,
-                           st.frames, st.marks, st.meta, st.line, st.points, st.masks)
-
-
-@njit(**JIT)
 def _open_or(board, h, w, n, rule, attacker, last_move, level, budget, kids, frames, masks, st):
     """The attacker to move at ``level``: (WIN, nodes, move) if it has a VCF, else the threats
     to try listed in kids[level] and (_EXPAND, nodes, NO_MOVE), or NONE / UNKNOWN."""
@@ -112,7 +105,8 @@ def _open_or(board, h, w, n, rule, attacker, last_move, level, budget, kids, fra
         return NONE, 0, np.int64(NO_MOVE)
     forced = np.int64(st.points[0]) if found == 1 else np.int64(NO_MOVE)
     ref1 = placed if placed != NO_MOVE else last_move
-    r, _, used = _vcf(board, h, w, n, rule, attacker, ref1, forced, budget, st)
+    r, _, used = vcf.solve_known_with(board, h, w, n, rule, attacker, ref1, forced, budget,
+                                      vcf._NO_BOUND, st)
     if r == WIN:
         return WIN, used, np.int64(st.line[0])
     if frames[level, _K_DEPTH] <= 0:
@@ -141,9 +135,8 @@ def _open_and(board, h, w, n, rule, attacker, level, budget, kids, frames, masks
     defences to try listed in kids[level] and (_EXPAND, nodes)."""
     defender = 3 - attacker
     threat = frames[level, _K_PLACED]
-    r, length, used = vcf.solve(board, h, w, n, rule, attacker, threat, budget, np.int64(0),
-                                st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames,
-                                st.marks, st.meta, st.line, st.points, st.masks)
+    r, length, used = vcf.solve_with(board, h, w, n, rule, attacker, threat, budget,
+                                     vcf._NO_BOUND, st)
     if r != WIN:
         return r, used
     scratch = kids.shape[0] - 1
@@ -181,9 +174,8 @@ def _open_and(board, h, w, n, rule, attacker, level, budget, kids, frames, masks
             st.marks[p] = stamp
             kids[level, count] = p
             count += 1
-    r, _, more = vcf.solve(board, h, w, n, rule, defender, threat, budget - used, np.int64(0),
-                           st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames,
-                           st.marks, st.meta, st.line, st.points, st.masks)
+    r, _, more = vcf.solve_with(board, h, w, n, rule, defender, threat, budget - used,
+                                vcf._NO_BOUND, st)
     used += more
     if r != NONE:
         return UNKNOWN if r == UNKNOWN else NONE, used  # its own VCF answers any threat
