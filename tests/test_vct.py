@@ -265,3 +265,32 @@ def test_proved_answers_are_kept_between_calls_and_cleared_on_request():
     assert again[2] < first[2]  # the root's threats are answered from the table
     vct.clear_table(vs)
     assert run() == first
+
+
+
+def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatch):
+    """vct_until gives each depth the nodes the time left allows at the rate its own calls
+    showed, so a search is neither cut at half its time nor sized past it."""
+    from alphagomoku.eval import tactics
+    from alphagomoku.game.vcf_search import VctResult
+
+    budgets = []
+    clock = [100.0]
+
+    def solve(position, budget, *, depth, attacker=None):
+        budgets.append(budget)
+        clock[0] += budget / 2_000_000  # this machine searches 2 million nodes a second
+        return VctResult("none", BLACK, -1, None, budget, depth)
+
+    monkeypatch.setattr("alphagomoku.game.solve_vct", solve)
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    rate = tactics.NodeRate(500_000)
+    for _ in range(12):
+        tactics.vct_until(picture(DOUBLE_THREE), clock[0] + 0.1, budget=10**9, rate=rate)
+    assert abs(rate.value - 2_000_000) < 0.01 * 2_000_000
+    assert abs(budgets[0] - 50_000) <= 1  # 0.1 s at the starting guess
+    budgets.clear()
+    tactics.vct_until(picture(DOUBLE_THREE), clock[0] + 0.1, budget=10**9, rate=rate)
+    assert abs(budgets[0] - 200_000) < 3_000  # the whole 0.1 s at the learnt speed
+    rate.update(100, 0.05)  # a short call says little about the speed: it is not counted
+    assert abs(rate.value - 2_000_000) < 0.01 * 2_000_000

@@ -97,20 +97,39 @@ def vcf_defences(position: Position, threat, budget: int, deadline: float | None
     return out
 
 
-# (vct_until) Threat depths tried, shallow first, and the VCT's speed used to size each search
-# to the time left: a low estimate (`python scripts/benchmark.py vcf` measures it: 0.66 million
-# nodes a second over its positions, 2026-11-24; 0.85 to 2.5 million on positions from engine games).
+# (vct_until) Threat depths tried, shallow first, and the VCT's speed assumed before any search
+# has been timed in this process (`python scripts/benchmark.py vcf` measures 0.66 to 0.94 million
+# nodes a second over its positions; 1 to 2.5 million on positions from engine games).
 VCT_MAX_DEPTH = 6
 VCT_NODES_PER_S = 500_000
 
 
+class NodeRate:
+    """The VCT's nodes a second on this machine, learnt from its own timed calls.
+
+    A search is given a node budget, not a deadline, so a rate set too low ends each search well
+    before its time (on the engine match's positions, at about half of it, and a win found at
+    0.4 s was missed at 0.2 s); one set too high overruns the move time. Learning it from the
+    calls themselves fits the budget to this machine and to its load."""
+
+    def __init__(self, start: float = VCT_NODES_PER_S):
+        self.value = float(start)
+
+    def update(self, nodes: int, seconds: float) -> None:
+        if nodes >= 2_000 and seconds > 0.002:  # short calls are mostly fixed overhead
+            self.value = 0.7 * self.value + 0.3 * nodes / seconds
+
+
+VCT_RATE = NodeRate()
+
+
 def vct_until(position: Position, deadline: float | None, attacker: int | None = None,
-              budget: int = 100_000):
+              budget: int = 100_000, rate: NodeRate = VCT_RATE):
     """The VCT search of ``attacker`` (default: the side to move) deepened one threat at a time
     (1, 2, ... VCT_MAX_DEPTH) while time is left before ``deadline`` (``time.monotonic()``),
-    each depth given the nodes the time left allows at VCT_NODES_PER_S, at most ``budget``.
-    Returns the first win, else the last answer (None if no depth could start). Without a
-    deadline: depths up to 4 with ``budget`` nodes each."""
+    each depth given the nodes the time left allows at ``rate``, at most ``budget``, and each
+    call's speed fed back into ``rate``. Returns the first win, else the last answer (None if
+    no depth could start). Without a deadline: depths up to 4 with ``budget`` nodes each."""
     import time
 
     from alphagomoku.game import solve_vct
@@ -118,11 +137,13 @@ def vct_until(position: Position, deadline: float | None, attacker: int | None =
     result = None
     for depth in range(1, (VCT_MAX_DEPTH if deadline is not None else 4) + 1):
         nodes = budget
+        start = time.monotonic()
         if deadline is not None:
-            nodes = min(budget, int((deadline - time.monotonic()) * VCT_NODES_PER_S))
+            nodes = min(budget, int((deadline - start) * rate.value))
             if nodes < 100:
                 break
         result = solve_vct(position, nodes, depth=depth, attacker=attacker)
+        rate.update(result.nodes, time.monotonic() - start)
         if result.found or result.status == "unknown":
             break  # a deeper search with no more time would not finish either
     return result
