@@ -267,7 +267,6 @@ def test_proved_answers_are_kept_between_calls_and_cleared_on_request():
     assert run() == first
 
 
-
 def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatch):
     """vct_until gives each depth the nodes the time left allows at the rate its own calls
     showed, so a search is neither cut at half its time nor sized past it."""

@@ -98,7 +98,7 @@ def vcf_defences(position: Position, threat, budget: int, deadline: float | None
 
 
 # (vct_until) Threat depths tried, shallow first, and the VCT's speed assumed before any search
-# has been timed in this process (`python scripts/benchmark.py vcf` measures 0.66 to 0.94 million
+# has been timed in this process (`python scripts/benchmark.py vcf` measures 0.66 to 1.16 million
 # nodes a second over its positions; 1 to 2.5 million on positions from engine games).
 VCT_MAX_DEPTH = 6
 VCT_NODES_PER_S = 500_000
