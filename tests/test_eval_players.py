@@ -152,6 +152,22 @@ def test_network_player_plays_and_keeps_to_its_time(tiny_model_path):
         player.reset(GameConfig(width=15))
 
 
+def test_a_timed_search_goes_on_with_its_tree_when_given_more_time(tiny_model_path):
+    player = NetworkPlayer(tiny_model_path, time_per_move=0.2, device="cpu")
+    player.reset(GAME9)
+    pos = Position.from_moves(["e5"], GAME9)
+    player.choose(pos)
+    first = int(player.last_visits.sum())
+    move = player.think_more(pos, 0.1)
+    assert pos.legal_mask()[move] and int(player.last_visits.sum()) > first
+    # Only the position its last search was of: another one, or an untimed search, says None.
+    assert player.think_more(Position.from_moves(["e5", "e4"], GAME9), 0.1) is None
+    player.time_per_move = None
+    player.simulations = 16
+    player.choose(pos)
+    assert player.think_more(pos, 0.1) is None
+
+
 def test_network_player_rejects_a_bad_weights_file(tmp_path):
     from alphagomoku.nn import CheckpointError
 

@@ -222,6 +222,50 @@ def test_the_player_replaces_a_move_that_lets_the_opponent_win_by_threats():
     assert player.last_note.endswith("no other move checked does better")
 
 
+class _Thinker:
+    """A searching player whose search, given more time, comes to prefer ``later``."""
+
+    name = "thinker"
+
+    def __init__(self, first: str, later: str):
+        self.first, self.later, self.more = first, later, []
+
+    def reset(self, game):
+        pass
+
+    def choose(self, position, time_left_s=None):
+        self.last_visits = np.zeros(position.config.area)
+        return position.index(self.first)
+
+    def think_more(self, position, budget_s):
+        self.more.append(budget_s)
+        return position.index(self.later)
+
+
+def test_time_the_check_did_not_use_goes_back_to_the_search():
+    # A quiet position: the chosen move is safe, and so is the move the longer search prefers.
+    quiet = Position.from_moves(["e5", "d4"], GameConfig(width=9))
+    inner = _Thinker("f6", "c6")
+    assert TacticalPlayer(inner, vct=True).choose(quiet.copy(), 1.0) == quiet.index("c6")
+    assert len(inner.more) == 1 and inner.more[0] > 0.01
+    # Without a move time there is no time left over: the first choice stands.
+    inner = _Thinker("f6", "c6")
+    assert TacticalPlayer(inner, vct=True).choose(quiet.copy()) == quiet.index("f6")
+    assert inner.more == []
+
+
+def test_a_move_found_by_thinking_more_is_checked_too(monkeypatch):
+    # f3 is the only move that leaves black no win within four threats (deeper searches, which
+    # a fast machine reaches in the time, find one after f3 too); the longer search's a9 loses.
+    from alphagomoku.eval import tactics
+
+    monkeypatch.setattr(tactics, "VCT_MAX_DEPTH", 4)
+    pos = picture(ONE_DEFENCE)
+    inner = _Thinker("f3", "a9")
+    assert TacticalPlayer(inner, vct=True).choose(pos.copy(), 2.0) == pos.index("f3")
+    assert len(inner.more) == 1
+
+
 def test_vct_specs_wrap_any_player():
     assert parse_player_spec("vct:pure:50").inner.kind == "pure"
     player = make_player("vct:random")

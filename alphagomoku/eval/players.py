@@ -181,6 +181,9 @@ VCF_MIN_NODES = 300
 # against the opponent's threats, and how many other moves of its search may replace it.
 VCT_CHECK_SHARE = 0.25
 VCT_ALTERNATIVES = 8
+# (TacticalPlayer) With ``vct``: when the check of the chosen move leaves at least this much of
+# its time unused (in a quiet position it proves "none" early), the inner search goes on with it.
+THINK_MORE_MIN_S = 0.02
 # (TacticalPlayer) With ``vct``: the share of a move's time its own VCT search may take.
 VCT_OWN_SHARE = 0.15
 # (TacticalPlayer) With ``vcf``, the wrapped PUCT player's search also runs a VCF search of this
@@ -284,13 +287,16 @@ class TacticalPlayer:
         check_s = None
         if time_left_s is not None:
             time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
-            if self.vct:  # kept back for the check of the chosen move below
+            if self.vct and not threat.found:  # kept back for the check of the move below
                 check_s = VCT_CHECK_SHARE * time_left_s
                 time_left_s -= check_s
         move = self.inner.choose(position, time_left_s)
         if self.vct and not threat.found:
             deadline = None if check_s is None else time.monotonic() + check_s
-            return self._keep_clear_of_threats(position, move, deadline)
+            move = self._keep_clear_of_threats(position, move, deadline)
+            if deadline is not None and self.last_note is None:
+                move = self._think_more(position, move, deadline)
+            return move
         if threat.found:
             note = f"vcf: opponent threatens {threat.describe()}"
             if defences and move not in defences:
@@ -307,16 +313,9 @@ class TacticalPlayer:
         of the inner player's search after which it would not, tried until ``deadline``. The
         chosen move's check may use half the time left, each other move's half of what is then
         left."""
-        from alphagomoku.eval.tactics import vct_until
-
         def opponent_wins(m: int):
-            """The opponent's VCT answer after ``m``; None when no search could start."""
             until = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
-            position.play(m)
-            try:
-                return vct_until(position, until, budget=self.vcf_budget)
-            finally:
-                position.undo()
+            return self._opponent_wins(position, m, until)
 
         answer = opponent_wins(move)
         if answer is None or not answer.found:
@@ -335,6 +334,31 @@ class TacticalPlayer:
                     self.last_note = f"{note}; {position.name(m)} does not"
                     return m
         self.last_note = f"{note}; no other move checked does better"
+        return move
+
+    def _opponent_wins(self, position: Position, m: int, until: float | None):
+        """The opponent's VCT answer after ``m``, searched until ``until``; None when no search
+        could start."""
+        from alphagomoku.eval.tactics import vct_until
+
+        position.play(m)
+        try:
+            return vct_until(position, until, budget=self.vcf_budget)
+        finally:
+            position.undo()
+
+    def _think_more(self, position: Position, move: int, deadline: float) -> int:
+        """``move`` passed its check with time to spare: the inner search goes on for half of
+        what is left, again while it still prefers ``move``; a move it comes to prefer is
+        played if a check with the rest finds no opponent win by threats after it."""
+        more = getattr(self.inner, "think_more", None)
+        while more is not None and deadline - time.monotonic() >= THINK_MORE_MIN_S:
+            better = more(position, (deadline - time.monotonic()) / 2)
+            if better is None:
+                break
+            if better != move:
+                answer = self._opponent_wins(position, better, deadline)
+                return better if answer is not None and not answer.found else move
         return move
 
     def close(self) -> None:
@@ -367,6 +391,10 @@ class BoardFallbackPlayer:
     @property
     def last_visits(self) -> np.ndarray | None:
         return getattr(self.active, "last_visits", None)
+
+    def think_more(self, position: Position, budget_s: float) -> int | None:
+        more = getattr(self.active, "think_more", None)
+        return None if more is None else more(position, budget_s)
 
     def close(self) -> None:
         close_player(self.primary)
@@ -458,16 +486,21 @@ class _SearchPlayer:
         """Visits per move after simulating on one tree until ``limit`` simulations or the
         budget runs out, whichever is first. A batch is started only when one more is expected
         to end in time (a network on a slow CPU can take tens of milliseconds a batch); at least
-        one batch is always made."""
+        one batch is always made. The tree is kept for :meth:`think_more`."""
         from alphagomoku.mcts import Forest
         from alphagomoku.mcts.search import fit_to_evaluator
 
-        start = clock()
-        deadline = start + budget_s
         evaluator = self._evaluator()
         forest = Forest(position.config, fit_to_evaluator(self._config(limit), evaluator), 1,
                         seed=self.seed + len(position.moves))
         forest.reset(0, position)
+        self._tree = (position.config, tuple(position.moves), forest, evaluator, limit)
+        return self._grow(forest, evaluator, limit, budget_s, clock)
+
+    def _grow(self, forest, evaluator, limit: int, budget_s: float,
+              clock: Callable[[], float]) -> np.ndarray:
+        start = clock()
+        deadline = start + budget_s
         active = np.ones(1, dtype=np.bool_)
         batches = 0
         last = 0.0
@@ -485,6 +518,19 @@ class _SearchPlayer:
             if forest.root_visits(0) == before or now + expected > deadline:
                 break
         return forest.visit_counts(0)
+
+    def think_more(self, position: Position, budget_s: float,
+                   clock: Callable[[], float] = time.monotonic) -> int | None:
+        """The move after searching the last timed search's tree for ``budget_s`` more
+        seconds; None unless that search was of ``position``. A TacticalPlayer gives it the
+        time its check of the move did not use."""
+        kept = getattr(self, "_tree", None)
+        if kept is None or kept[:2] != (position.config, tuple(position.moves)):
+            return None
+        _, _, forest, evaluator, limit = kept
+        visits = self._grow(forest, evaluator, limit, budget_s, clock)
+        self.last_visits = visits
+        return self._pick(np.where(position.legal_mask(), visits, -1))
 
     def _warm_up(self, game: GameConfig) -> None:
         """A tiny search both ways (the kernels differ), so that compiling or loading them does
@@ -508,6 +554,7 @@ class _SearchPlayer:
         budget = _budget(self.time_per_move, time_left_s)
         limit = self._limit(budget)
         if budget is None:
+            self._tree = None
             visits = self._search(position, limit)
         else:
             visits = self._search_until(position, limit, budget)
