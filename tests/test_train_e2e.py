@@ -127,7 +127,7 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
     run = tmp_path / "run"
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "2",
-         "--epochs", "50", "--run-dir", str(run)],
+         "--epochs", "1000", "--run-dir", str(run)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
     )
     latest = run / "checkpoints" / "latest.pt"
@@ -135,11 +135,19 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
     while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     assert latest.exists(), "no checkpoint was written"
+    # 1000 epochs outlast the test, so only the signal can end the run: with 50, one run in a
+    # busy two-process suite finished them all (exit 0), and a late signal could not be told
+    # from a lost one.
+    assert proc.poll() is None, "the run ended before it could be interrupted"
     if how == "ctrl-c":
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
     else:
         os.kill(proc.pid, signal.SIGTERM)  # what `kill` or a job scheduler does: the trainer alone
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the run went on for 60 s after {how}")
     assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-2000:]
     assert "interrupted (SIGINT)" in err if how == "ctrl-c" else "interrupted (SIGTERM)" in err
     state = load_checkpoint(latest)

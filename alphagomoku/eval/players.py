@@ -522,13 +522,17 @@ class _SearchPlayer:
     def think_more(self, position: Position, budget_s: float,
                    clock: Callable[[], float] = time.monotonic) -> int | None:
         """The move after searching the last timed search's tree for ``budget_s`` more
-        seconds; None unless that search was of ``position``. A TacticalPlayer gives it the
-        time its check of the move did not use."""
+        seconds; None unless that search was of ``position`` and its tree could still grow
+        (a simulation cap ends it). A TacticalPlayer gives it the time its check of the move
+        did not use."""
         kept = getattr(self, "_tree", None)
         if kept is None or kept[:2] != (position.config, tuple(position.moves)):
             return None
         _, _, forest, evaluator, limit = kept
+        before = forest.root_visits(0)
         visits = self._grow(forest, evaluator, limit, budget_s, clock)
+        if forest.root_visits(0) == before:
+            return None
         self.last_visits = visits
         return self._pick(np.where(position.legal_mask(), visits, -1))
 
