@@ -307,6 +307,16 @@ def _write_line(line, frames, ply, a, b, c):
 
 
 @njit(**JIT)
+def position_key(board, area, attacker, zobrist):
+    """The Zobrist key of ``board`` with ``attacker`` to attack (white's colour key set)."""
+    key = zobrist[0, 0] if attacker != BLACK else np.int64(0)
+    for p in range(area):
+        if board[p] != EMPTY:
+            key ^= zobrist[board[p], p]
+    return key
+
+
+@njit(**JIT)
 def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, tt_key, tt_len,
           cand, keys, frames, marks, meta, line, points, masks):
     """Search for a VCF of ``attacker`` on ``board`` (left as it was found). Returns
@@ -340,10 +350,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
         max_len = area
     if max_len < 2:
         return NONE, 0, 0
-    key = zobrist[0, 0] if attacker != BLACK else 0
-    for p in range(area):
-        if board[p] != EMPTY:
-            key ^= zobrist[board[p], p]
+    key = position_key(board, area, attacker, zobrist)
     mask = tt_key.shape[0] - 1
     slot = key & mask
     if tt_key[slot] == key and tt_len[slot] >= max_len:

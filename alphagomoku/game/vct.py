@@ -238,11 +238,7 @@ def solve_vct(board, h, w, n, rule, attacker, last_move, depth, budget, vcf_budg
     zobrist = st.zobrist
     nodes = np.int64(0)
     level = 0
-    key = zobrist[0, 0] if attacker != BLACK else np.int64(0)
-    for p in range(h * w):
-        if board[p] != EMPTY:
-            key ^= zobrist[board[p], p]
-    frames[0, _K_HASH] = key
+    frames[0, _K_HASH] = vcf.position_key(board, h * w, attacker, zobrist)
     frames[0, _K_KIND] = _OR
     frames[0, _K_PLACED] = NO_MOVE
     frames[0, _K_DEPTH] = depth
