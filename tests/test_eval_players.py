@@ -162,7 +162,7 @@ def test_a_timed_search_goes_on_with_its_tree_when_given_more_time(tiny_model_pa
     assert pos.legal_mask()[move] and int(player.last_visits.sum()) > first
     # Only the position its last search was of: another one, or an untimed search, says None.
     assert player.think_more(Position.from_moves(["e5", "e4"], GAME9), 0.1) is None
-    capped = NetworkPlayer(tiny_model_path, simulations=16, time_per_move=0.2, device="cpu")
+    capped = NetworkPlayer(tiny_model_path, simulations=16, time_per_move=30.0, device="cpu")
     capped.choose(pos)
     assert capped.last_visits.sum() == 16 - 1 and capped.think_more(pos, 0.1) is None  # full
     player.time_per_move = None
