@@ -273,6 +273,21 @@ def test_vct_specs_wrap_any_player():
     assert not make_player("vcf:random").vct
 
 
+def test_the_vct_player_checks_each_root_move_inside_its_search():
+    from alphagomoku.eval.players import VCT_LEAF_NODES, UniformMCTSPlayer
+    from alphagomoku.mcts import SearchConfig
+
+    cfg = TacticalPlayer(UniformMCTSPlayer(50), vct=True).inner.search_config
+    assert (cfg.vct_leaf_budget, cfg.vct_leaf_plies) == (VCT_LEAF_NODES, 1)
+    assert cfg.vcf_leaf_budget > 0
+    assert TacticalPlayer(UniformMCTSPlayer(50), vcf=True).inner.search_config.vct_leaf_budget == 0
+    # A search config that sets its own is kept.
+    inner = UniformMCTSPlayer(50)
+    inner.search_config = SearchConfig(vct_leaf_budget=7, vct_leaf_plies=0)
+    cfg = TacticalPlayer(inner, vct=True).inner.search_config
+    assert (cfg.vct_leaf_budget, cfg.vct_leaf_plies) == (7, 0)
+
+
 def test_the_engine_searches_threats_unless_told_not_to():
     from alphagomoku.engine.__main__ import build_parser, player_factory
 

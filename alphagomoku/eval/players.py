@@ -189,20 +189,33 @@ VCT_OWN_SHARE = 0.15
 # (TacticalPlayer) With ``vcf``, the wrapped PUCT player's search also runs a VCF search of this
 # many nodes at every new node (SearchConfig.vcf_leaf_budget), unless its config sets one.
 VCF_LEAF_NODES = 100
+# (TacticalPlayer) With ``vct``, the wrapped PUCT player's search also runs a VCT search at each
+# of the root's moves, for the opponent (SearchConfig.vct_leaf_budget, _depth, _plies), unless its
+# config sets one: a move that lets the opponent win by threats is then proved lost inside the
+# search, which spends its visits on the others. Every node instead of the root's moves, or 300
+# nodes at depth 1, cost more network evaluations than they saved (docs/benchmarks.md).
+VCT_LEAF_NODES = 3000
+VCT_LEAF_DEPTH = 2
+VCT_LEAF_PLIES = 1
 
 
-def _search_with_vcf(player) -> None:
-    """Turn on the leaf VCF check in ``player``'s PUCT search (and in a BoardFallbackPlayer's)."""
+def _search_with_solvers(player, vct: bool = False) -> None:
+    """Turn on the leaf VCF check (and with ``vct`` the VCT of the root's moves) in ``player``'s
+    PUCT search (and in a BoardFallbackPlayer's)."""
     if isinstance(player, BoardFallbackPlayer):
-        _search_with_vcf(player.primary)
-        _search_with_vcf(player.fallback)
+        _search_with_solvers(player.primary, vct)
+        _search_with_solvers(player.fallback, vct)
     elif isinstance(player, _SearchPlayer):
         from alphagomoku.mcts import search_config as player_defaults
 
         base = player.search_config or player_defaults()
         if base.vcf_leaf_budget == 0:
             # The root was searched already, with the larger budget, before the player is asked.
-            player.search_config = base.replace(vcf_leaf_budget=VCF_LEAF_NODES, vcf_root_budget=0)
+            base = base.replace(vcf_leaf_budget=VCF_LEAF_NODES, vcf_root_budget=0)
+        if vct and base.vct_leaf_budget == 0:
+            base = base.replace(vct_leaf_budget=VCT_LEAF_NODES, vct_leaf_depth=VCT_LEAF_DEPTH,
+                                vct_leaf_plies=VCT_LEAF_PLIES)
+        player.search_config = base
 
 
 class TacticalPlayer:
@@ -216,7 +229,8 @@ class TacticalPlayer:
     when the opponent has no VCF, the inner player's move is checked: if the opponent would then
     win by threats, the next move of its search that leaves no such win is played instead.
     ``last_note`` says what it found for the last move (None when nothing), for the engine's
-    MESSAGE line. A wrapped PUCT player's search gets the leaf check too (VCF_LEAF_NODES).
+    MESSAGE line. A wrapped PUCT player's search gets the leaf VCF check too (VCF_LEAF_NODES),
+    and with ``vct`` a VCT of the opponent after each of the root's moves (VCT_LEAF_NODES).
     """
 
     def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES,
@@ -231,7 +245,7 @@ class TacticalPlayer:
         self.vcf_budget = vcf_budget
         self.last_note: str | None = None
         if vcf:
-            _search_with_vcf(inner)
+            _search_with_solvers(inner, vct)
 
     def reset(self, game: GameConfig) -> None:
         self.inner.reset(game)

@@ -75,13 +75,16 @@ class VctState(NamedTuple):
     vcf: vcf.VcfState
 
 
-def allocate_state(area: int, levels: int = 48, tt_bits: int = vcf.TT_BITS) -> VctState:
+def allocate_state(area: int, levels: int = 48, tt_bits: int = vcf.TT_BITS,
+                   vcf_state: vcf.VcfState | None = None) -> VctState:
+    """``vcf_state``: the VCF solver's state to call (shared with a caller that runs the VCF
+    on its own too, so both use one table of proved failures); a new one by default."""
     return VctState(kids=np.zeros((levels + 1, area), dtype=np.int32),
                     frames=np.zeros((levels, _FIELDS), dtype=np.int64),
                     masks=np.zeros((2, 4, area), dtype=np.int64),
                     tt_key=np.zeros(1 << tt_bits, dtype=np.int64),
                     tt_val=np.zeros(1 << tt_bits, dtype=np.int32),
-                    vcf=vcf.allocate_state(area, tt_bits))
+                    vcf=vcf_state if vcf_state is not None else vcf.allocate_state(area, tt_bits))
 
 
 def clear_table(state: VctState) -> None:

@@ -56,6 +56,13 @@ class SearchConfig:
       new node; a proved VCF solves the node as a win. 0 turns it off.
     * ``vcf_root_budget``: the same at an unevaluated root, whose first VCF move is then the
       only one searched; None means 10 times ``vcf_leaf_budget``.
+    * ``vct_leaf_budget``: solver nodes of a VCT search (:mod:`alphagomoku.game.vct`, threes
+      as threats as well as fours) at every new node below the root, each VCF call in it given
+      at most ``vcf_leaf_budget`` (100 when that is 0); a proved win solves the node, so a move
+      after which the opponent wins by threats is seen as lost. 0 turns it off.
+    * ``vct_leaf_depth``: the free threats that search may chain.
+    * ``vct_leaf_plies``: only nodes at most this many plies below the root get it (1: the
+      root's moves, each checked for the opponent's win); 0 means every new node.
     * ``vcf_plane_budget``: the leaves' input planes carry the two VCF planes, proved within
       that many solver nodes, for a network trained with them; it must be the network's
       ``ModelConfig.vcf_plane_budget`` (:meth:`Forest.run` checks), 0 for every other network.
@@ -78,6 +85,9 @@ class SearchConfig:
     vcf_leaf_budget: int = 0
     vcf_root_budget: int | None = None
     vcf_plane_budget: int = 0
+    vct_leaf_budget: int = 0
+    vct_leaf_depth: int = 1
+    vct_leaf_plies: int = 0
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -111,6 +121,9 @@ class SearchConfig:
         if self.vcf_root_budget is not None:
             _check_int("vcf_root_budget", self.vcf_root_budget, 0)
         _check_int("vcf_plane_budget", self.vcf_plane_budget, 0)
+        _check_int("vct_leaf_budget", self.vct_leaf_budget, 0)
+        _check_int("vct_leaf_depth", self.vct_leaf_depth, 1)
+        _check_int("vct_leaf_plies", self.vct_leaf_plies, 0)
 
     @property
     def root_fpu(self) -> float:

@@ -135,7 +135,8 @@ class Forest:
             gumbel_m=cfg.gumbel_m, gumbel_c_visit=float(cfg.gumbel_c_visit),
             gumbel_c_scale=float(cfg.gumbel_c_scale), write_planes=True, leaf_boards=False,
             vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_root_budget=cfg.vcf_root,
-            vcf_plane_budget=cfg.vcf_plane_budget,
+            vcf_plane_budget=cfg.vcf_plane_budget, vct_leaf_budget=cfg.vct_leaf_budget,
+            vct_leaf_depth=cfg.vct_leaf_depth, vct_leaf_plies=cfg.vct_leaf_plies,
         )
         self.gumbel = cfg.root_rule == 'gumbel'
         # The in-kernel evaluators need no planes.
@@ -149,7 +150,8 @@ class Forest:
                                   float(cfg.c_puct), float(cfg.c_base))
         self._scratch = allocate_scratch(self.area, max_nodes, table,
                                          vcf=max(cfg.vcf_leaf_budget, cfg.vcf_root,
-                                                 cfg.vcf_plane_budget) > 0)
+                                                 cfg.vcf_plane_budget) > 0,
+                                         vct=cfg.vct_leaf_budget > 0)
         for i in range(num_trees):
             self._trees.rng[i] = seed_state(seed, i)
         self._live = np.zeros(num_trees, dtype=np.bool_)   # has a root with a move to search

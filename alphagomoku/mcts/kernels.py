@@ -25,6 +25,7 @@ from numba import njit
 
 from alphagomoku.game import kernels as game
 from alphagomoku.game import vcf as vcf_solver
+from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
@@ -295,9 +296,10 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
 
 @njit(**JIT)
 def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, prm, t, j, x,
-                  depth, color, last, before, vcf):
+                  depth, color, last, before, vct):
     """Decide what the new, non-terminal node ``x`` needs: ``color`` to move, reached by
     ``last``; ``before`` is the mover's own previous move. Returns (outcome, exact value)."""
+    vcf = vct.vcf
     h, w, n, rule = prm.height, prm.width, prm.n_in_row, prm.rule
     # An immediate win for the side to move can only come from its own last stone (earlier
     # ones were seen at an ancestor, which would be solved); at depth 1 the root's scan for its
@@ -326,7 +328,17 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
     if forced != NO_MOVE and not legal[j, forced]:
         nodes[t, x, STATUS] = LOSS  # renju: black's only block is forbidden
         return _EXACT, -1.0
-    if prm.vcf_leaf_budget > 0:
+    if prm.vct_leaf_budget > 0 and (prm.vct_leaf_plies == 0 or depth <= prm.vct_leaf_plies):
+        # A VCF is a VCT too, and the VCT looks for one first, so it stands in for the VCF call.
+        vcf_budget = prm.vcf_leaf_budget if prm.vcf_leaf_budget > 0 else 100
+        won, _, _ = vct_solver.solve_vct_with(board, h, w, n, rule, color, last,
+                                              np.int64(prm.vct_leaf_depth),
+                                              np.int64(prm.vct_leaf_budget),
+                                              np.int64(vcf_budget), vct)
+        if won == vct_solver.WIN:
+            nodes[t, x, STATUS] = WIN
+            return _EXACT, 1.0
+    elif prm.vcf_leaf_budget > 0:
         # The scans above found every immediate win, so the solver can skip its own.
         won, _, _ = vcf_solver.solve_known_with(board, h, w, n, rule, color, last, forced,
                                                 prm.vcf_leaf_budget, np.int64(0), vcf)
@@ -340,13 +352,13 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
 
 @njit(**JIT)
 def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
-             leaf_board, legal, planes, board, points, explore, qbuf, prm, t, j, vcf):
+             leaf_board, legal, planes, board, points, explore, qbuf, prm, t, j, vct):
     """One simulation's walk down tree ``t``. Returns (outcome, node reached, exact value)."""
     board[:] = root_board[t]
     if nodes[t, ROOT, VISITS] == 0:
         if nodes[t, ROOT, IN_FLIGHT] > 0:
             return _COLLIDED, ROOT, 0.0
-        _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf)
+        _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vct.vcf)
         return _NEEDS_EVAL, ROOT, 0.0
     h, w = prm.height, prm.width
     area = h * w
@@ -402,14 +414,14 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
             return _EXACT, x, 0.0
         outcome, value = _classify_new(nodes, roots, info, leaf_board, legal, planes, board,
                                        points, prm, t, j, x, depth, 3 - color, last, before,
-                                       vcf)
+                                       vct)
         return outcome, x, value
 
 
 @njit(**JIT)
 def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_board, gumbel, info,
                 leaf_board, legal, planes, report, board, points, explore, qbuf, prm, t, quota, j,
-                vcf):
+                vct):
     """Run up to ``quota`` simulations in tree ``t``, handing out at most leaves_per_tree leaves
     from slot ``j`` on; exact leaves are backed up here. Returns the next free slot."""
     sims = 0
@@ -417,7 +429,7 @@ def gather_tree(nodes, values, edge_move, edge_prior, edge_child, roots, root_bo
     while sims < quota and leaves < prm.leaves_per_tree:
         outcome, x, value = _descend(nodes, values, edge_move, edge_prior, edge_child, roots,
                                      root_board, gumbel, info, leaf_board, legal, planes, board,
-                                     points, explore, qbuf, prm, t, j, vcf)
+                                     points, explore, qbuf, prm, t, j, vct)
         if outcome == _COLLIDED:
             break
         if outcome == _NO_ROOM:
@@ -449,7 +461,7 @@ def gather(tr, lb, sc, prm, quota):
             j = gather_tree(tr.nodes, tr.values, tr.edge_move, tr.edge_prior, tr.edge_child,
                             tr.roots, tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal,
                             lb.planes, lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
-                            quota[t], j, sc.vcf)
+                            quota[t], j, sc.vct)
     return j
 
 

@@ -29,7 +29,7 @@ def run_uniform(tr, lb, sc, prm, active, target):
             n = gather_tree(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
                             tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal, lb.planes,
                             lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
-                            target - nodes[t, ROOT, VISITS], np.int64(0), sc.vcf)
+                            target - nodes[t, ROOT, VISITS], np.int64(0), sc.vct)
             if lb.report[t] == FULL:
                 return t
             for j in range(n):
@@ -51,7 +51,7 @@ def run_rollouts(tr, lb, sc, prm, t, target):
         n = gather_tree(nodes, values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
                         tr.root_board, tr.gumbel, lb.info, lb.board, lb.legal, lb.planes,
                         lb.report, sc.board, sc.points, sc.explore, sc.q, prm, t,
-                        target - nodes[t, ROOT, VISITS], np.int64(0), sc.vcf)
+                        target - nodes[t, ROOT, VISITS], np.int64(0), sc.vct)
         if lb.report[t] == FULL:
             return False
         for j in range(n):

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from alphagomoku.game.constants import NUM_PLANES
+from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.vcf import TT_BITS, VcfState, allocate_state
 
 ROOT = 0
@@ -134,6 +135,7 @@ class Scratch(NamedTuple):
     points: np.ndarray    # int32 (2,): winning points found by the threat look-ups
     explore: np.ndarray   # float64 (X,): c(n) * sqrt(n) for a parent with n visits, n < X
     vcf: VcfState         # the VCF solver's stacks and table of proved failures
+    vct: vct_solver.VctState  # the VCT search's, calling ``vcf`` (the same object)
 
 
 class SearchParams(NamedTuple):
@@ -161,6 +163,9 @@ class SearchParams(NamedTuple):
     vcf_leaf_budget: int     # VCF solver nodes at each new node (0: no VCF search)
     vcf_root_budget: int     # and at an unevaluated root
     vcf_plane_budget: int    # solver nodes behind each leaf's two VCF planes (0: no such planes)
+    vct_leaf_budget: int     # VCT search nodes at each new node below the root (0: none)
+    vct_leaf_depth: int      # and the free threats it may chain
+    vct_leaf_plies: int      # only at nodes this many plies below the root or fewer (0: all)
 
 
 def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
@@ -201,7 +206,11 @@ def exploration_table(size: int, c_puct: float, c_base: float) -> np.ndarray:
 
 
 def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray,
-                     vcf: bool = False) -> Scratch:
+                     vcf: bool = False, vct: bool = False) -> Scratch:
+    # Without VCF or VCT searches the solvers' memory is never touched: token tables.
+    vcf_state = allocate_state(area, TT_BITS if vcf or vct else 1)
+    vct_state = (vct_solver.allocate_state(area, vcf_state=vcf_state) if vct
+                 else vct_solver.allocate_state(area, 1, 1, vcf_state))
     return Scratch(
         board=np.zeros(area, dtype=np.int8),
         priors=np.zeros(area, dtype=np.float32),
@@ -211,8 +220,8 @@ def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray,
         q=np.zeros(area, dtype=np.float64),
         points=np.full(2, -1, dtype=np.int32),
         explore=explore,
-        # Without VCF searches the solver's memory is never touched: a token table.
-        vcf=allocate_state(area, TT_BITS if vcf else 1),
+        vcf=vcf_state,
+        vct=vct_state,
     )
 
 
