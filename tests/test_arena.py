@@ -239,6 +239,21 @@ def test_every_result_gives_the_score_as_black_and_as_white():
     assert "A as white: +0 =0 -0, score -" in only_black.summary()
 
 
+def test_games_that_repeat_an_earlier_one_are_counted_and_said():
+    game = GAME9
+    one = GameRecord(game=game, moves=[40, 41, 31], winner=BLACK)
+    same = GameRecord(game=game, moves=[40, 41, 31], winner=BLACK)
+    other = GameRecord(game=game, moves=[40, 41, 49], winner=BLACK)
+    # The same moves with A on the other side is a different game for A.
+    r = ArenaResult("a", "b", game, records=[one, same, same, other, one],
+                    a_black=[True, True, True, True, False])
+    assert r.repeated_games == 2
+    assert r.to_dict()["repeated_games"] == 2
+    assert "2 games repeat an earlier one move for move" in r.summary()
+    fresh = ArenaResult("a", "b", game, records=[one, other], a_black=[True, True])
+    assert fresh.repeated_games == 0 and "repeat" not in fresh.summary()
+
+
 def test_random_player_is_seeded_and_legal():
     pos = Position.from_moves(["e5", "e6"], GAME9)
     a = [RandomPlayer(seed=3).choose(pos) for _ in range(3)]

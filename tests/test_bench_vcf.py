@@ -47,6 +47,43 @@ def test_even_openings_are_the_ones_a_player_won_with_each_colour_against_itself
     assert even_openings("random", candidates, game, 2, seed=3)[0] == split[:2]
 
 
+def test_screened_even_openings_are_distinct_even_and_never_padded_with_repeats():
+    from alphagomoku.eval.arena import (_canonical, distinct_openings, even_openings,
+                                        make_openings, screen_even_openings)
+    from alphagomoku.game import GameConfig
+
+    game = GameConfig(width=7, n_in_row=4)
+    rounds = []
+
+    def draw(n, round_):
+        rounds.append(n)
+        return make_openings(game, n, 2, seed=5 + round_)
+
+    found, tried = screen_even_openings("random", draw, game, 6, seed=3)
+    assert len(found) == 6 and rounds[0] == 18
+    assert len({_canonical(o, game) for o in found}) == 6
+    assert tried <= 60
+    # The first round is the 18 candidates screened by even_openings with the same seed: what
+    # it kept comes first, in order; later rounds only add to it.
+    first, _ = even_openings("random", distinct_openings(make_openings(game, 18, 2, seed=5), game),
+                             game, 6, seed=3)
+    assert first and found[:len(first)] == first
+    # Rounds that each draw only 3 candidates: the screen keeps drawing until it has 6.
+    found, tried = screen_even_openings(
+        "random", lambda n, round_: make_openings(game, 3, 2, seed=20 + round_), game, 6, seed=3)
+    assert len(found) == 6 and tried > 6
+    assert len({_canonical(o, game) for o in found}) == 6
+
+    # A draw that always gives the same few candidates: the screen stops and returns fewer,
+    # none repeated, rather than looping or padding.
+    few = make_openings(game, 4, 2, seed=9)
+    found, tried = screen_even_openings("random", lambda n, r: few, game, 10, seed=3)
+    assert tried == 4 and len(found) <= 4
+    assert len({_canonical(o, game) for o in found}) == len(found)
+    found, tried = screen_even_openings("random", draw, game, 10, seed=3, max_candidates=5)
+    assert tried <= 5 and len(found) <= 5
+
+
 def test_balanced_openings_are_distinct_and_the_model_must_fit_the_board(tmp_path):
     import pytest
 

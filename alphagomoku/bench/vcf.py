@@ -18,7 +18,10 @@ Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    Elo with a 95% interval, and the score with each colour. The openings: by default ones the
    engine without the solver won once with each colour against itself (with 2 random stones,
    or with openings the network calls even, black wins most games between these two players
-   whoever has the solver, which hides what the solver adds).
+   whoever has the solver, which hides what the solver adds). No opening is played twice with
+   the same colours: candidates are screened in rounds until there are enough, and when there
+   are not, the match is shorter and says so. (Until 2026-11-24 too few were padded with
+   repeats, and at 0.5 s a move a repeated opening often replayed the same game.)
 """
 
 from __future__ import annotations
@@ -189,7 +192,8 @@ def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, fl
 
 
 def run(args) -> dict:
-    from alphagomoku.eval.arena import balanced_openings, even_openings, run_arena
+    from alphagomoku.eval.arena import (balanced_openings, distinct_openings, run_arena,
+                                        screen_even_openings)
     from alphagomoku.game import BLACK, WHITE
     from alphagomoku.eval.specs import DEFAULT_MODEL
     from alphagomoku.game import GameConfig
@@ -241,22 +245,28 @@ def run(args) -> dict:
     if args.games:
         reference = f"tactics:net:{path}"
         openings = None
-        if args.match_openings != "centre":
-            openings = balanced_openings(path, game, args.games // 2 * (
-                3 if args.match_openings == "even" else 1), args.seed)
-        if args.match_openings == "even":
-            openings, tried = even_openings(reference, openings, game, args.games // 2,
-                                            args.seed + 1, args.workers,
-                                            args.screen_time_per_move, "cpu")
+        games = args.games
+        if args.match_openings == "balanced":
+            openings = distinct_openings(balanced_openings(path, game, games // 2, args.seed), game)
+        elif args.match_openings == "even":
+            def draw(n: int, round_: int) -> list:
+                # Round 0 draws what the benchmark drew before it screened in rounds.
+                return balanced_openings(path, game, n, args.seed + 1000 * round_)
+
+            openings, tried = screen_even_openings(reference, draw, game, games // 2,
+                                                   args.seed + 1, args.workers,
+                                                   args.screen_time_per_move, "cpu",
+                                                   progress=True)
             out["match_even_openings"] = f"{len(openings)} of {tried}"
-            if len(openings) < args.games // 2:
-                print(f"benchmark vcf: only {len(openings)} of {tried} openings were even for "
-                      f"{reference}; each is played more than once", file=sys.stderr)
             if not openings:
                 raise SystemExit("benchmark vcf: no even opening found; try --match-openings "
                                  "balanced")
-            openings = [openings[i % len(openings)] for i in range(args.games // 2)]
-        match = run_arena(f"{args.match_player}:net:{path}", reference, args.games, game,
+        if openings is not None and len(openings) < games // 2:
+            games = 2 * len(openings)
+            print(f"benchmark vcf: only {len(openings)} distinct {args.match_openings} openings "
+                  f"were found, so the match plays {games} games, not {args.games}; no opening "
+                  f"is played twice with the same colours", file=sys.stderr)
+        match = run_arena(f"{args.match_player}:net:{path}", reference, games, game,
                           workers=args.workers, seed=args.seed,
                           time_per_move=args.time_per_move, device="cpu", openings=openings)
         elo = match.elo
@@ -268,7 +278,9 @@ def run(args) -> dict:
         out.update({
             "match_player": f"{args.match_player}:net:MODEL against tactics:net:MODEL",
             "match_openings": args.match_openings,
-            "match_games": args.games,
+            "match_games": games,
+            "match_games_asked": args.games,
+            "match_repeated_games": match.repeated_games,
             "match_time_per_move_s": args.time_per_move,
             "match_wins_draws_losses": f"{w}-{d}-{l}",
             **per_colour,

@@ -44,6 +44,18 @@ def _canonical(moves: tuple[int, ...], game: GameConfig) -> tuple:
     return min(keys)
 
 
+def distinct_openings(openings: list, game: GameConfig) -> list[tuple[int, ...]]:
+    """``openings`` without those that repeat an earlier one up to the board's symmetries."""
+    seen: set = set()
+    out = []
+    for opening in openings:
+        key = _canonical(tuple(opening), game)
+        if key not in seen:
+            seen.add(key)
+            out.append(tuple(int(m) for m in opening))
+    return out
+
+
 def make_openings(game: GameConfig, count: int, moves: int = 2, seed: int = 0,
                   radius: int = _CENTRE_RADIUS) -> list[tuple[int, ...]]:
     """``count`` short openings of ``moves`` stones each, on points within ``radius`` of the
@@ -235,6 +247,19 @@ class ArenaResult:
     def elo(self) -> EloEstimate:
         return elo_estimate(*self.counts())
 
+    @property
+    def repeated_games(self) -> int:
+        """Games that repeat an earlier one move for move, A with the same colour. At a fixed
+        time or number of simulations a replayed opening often gives the same game again; the
+        interval counts it as a new game, so it is too narrow when this is not 0."""
+        seen: set = set()
+        repeats = 0
+        for record, a_black in zip(self.records, self.a_black):
+            key = (a_black, tuple(record.moves))
+            repeats += key in seen
+            seen.add(key)
+        return repeats
+
     def summary(self) -> str:
         w, d, l = self.counts()
         bw, bd, bl = self.counts(BLACK)
@@ -247,7 +272,8 @@ class ArenaResult:
             f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
-        ])
+        ] + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
+               f"counts them as new games"] if self.repeated_games else []))
 
     def to_dict(self) -> dict:
         w, d, l = self.counts()
@@ -258,7 +284,8 @@ class ArenaResult:
                                score=self.score_as(BLACK)),
             "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE)),
                                score=self.score_as(WHITE)),
-            "elo": self.elo.to_dict(), "seconds": self.seconds,
+            "elo": self.elo.to_dict(), "repeated_games": self.repeated_games,
+            "seconds": self.seconds,
         }
 
 
@@ -296,17 +323,52 @@ def balanced_openings(model_path: str, game: GameConfig, count: int, seed: int =
 
 def even_openings(spec: str, candidates: list, game: GameConfig, count: int, seed: int = 0,
                   workers: int = 0, time_per_move: float | None = None,
-                  device: str = "auto") -> tuple[list[tuple[int, ...]], int]:
+                  device: str = "auto", progress: bool = False) -> tuple[list[tuple[int, ...]], int]:
     """The openings among ``candidates`` on which the player ``spec``, playing itself once from
     each side, won once with black and once with white: even for that player, whichever colour
     is stronger from openings in general. Returns (at most ``count`` of them, candidates
     tried); the caller decides what too few means."""
     result = run_arena(spec, spec, 2 * len(candidates), game, workers=workers, seed=seed,
-                       time_per_move=time_per_move, device=device, progress=False,
+                       time_per_move=time_per_move, device=device, progress=progress,
                        openings=list(candidates))
     even = [tuple(candidates[k]) for k in range(len(candidates))
             if {result.records[2 * k].winner, result.records[2 * k + 1].winner} == {BLACK, WHITE}]
     return even[:count], len(candidates)
+
+
+def screen_even_openings(spec: str, draw, game: GameConfig, count: int, seed: int = 0,
+                         workers: int = 0, time_per_move: float | None = None,
+                         device: str = "auto", max_candidates: int | None = None,
+                         progress: bool = False) -> tuple[list[tuple[int, ...]], int]:
+    """``count`` openings even for ``spec`` (:func:`even_openings`), no two the same up to the
+    board's symmetries. ``draw(n, round)`` gives n candidates; they are screened in rounds,
+    3 x ``count`` first, then as many as the rate found so far says are missing, until
+    ``count`` are found, ``max_candidates`` (default 10 x ``count``) have been tried, or a round
+    draws nothing new. Returns (the openings, candidates tried). Fewer than ``count`` is
+    returned as it is, never padded with repeats: a repeated opening at a fixed time a move
+    often replays the same game, which a confidence interval would count as new evidence."""
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a positive integer, got {count!r}")
+    limit = 10 * count if max_candidates is None else max_candidates
+    found: list[tuple[int, ...]] = []
+    seen: set = set()
+    tried = 0
+    for round_ in range(limit):
+        need = count - len(found)
+        if need <= 0 or tried >= limit:
+            break
+        n = 3 * need if not tried else int(np.ceil(1.25 * need / max(len(found) / tried, 0.1)))
+        n = min(limit - tried, max(need, n))
+        fresh = [c for c in distinct_openings(draw(n, round_), game)
+                 if _canonical(c, game) not in seen]
+        seen.update(_canonical(c, game) for c in fresh)
+        if not fresh:
+            break
+        even, _ = even_openings(spec, fresh, game, need, seed + round_, workers, time_per_move,
+                                device, progress)
+        found += even
+        tried += len(fresh)
+    return found, tried
 
 
 def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int = 0,
