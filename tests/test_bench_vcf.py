@@ -31,6 +31,23 @@ def test_benchmark_reports_every_figure():
     assert lower <= r["match_elo"] <= upper
 
 
+def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
+    import pytest
+
+    from alphagomoku.bench import UsageError
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    for flags, words in ((["--games", "3"], "--games must be 0"),
+                         (["--games", "-2"], "--games must be 0"),
+                         (["--time-per-move", "0"], "--time-per-move must be a positive"),
+                         (["--screen-time-per-move", "-1"], "--screen-time-per-move must be"),
+                         (["--selfplay-games", "0"], "--selfplay-games must be at least 1"),
+                         (["--workers", "-1"], "--workers must be 0")):
+        with pytest.raises(UsageError, match=words):
+            bench.run(parser.parse_args(flags))
+
+
 def test_even_openings_are_the_ones_a_player_won_with_each_colour_against_itself():
     from alphagomoku.eval.arena import even_openings, make_openings, run_arena
     from alphagomoku.game import BLACK, WHITE, GameConfig

@@ -191,7 +191,27 @@ def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, fl
     return best[0] / searches, best[1] / searches
 
 
+def _check_arguments(args) -> None:
+    """Refuse a match that cannot be played before the minutes of self-play that come first."""
+    from alphagomoku.bench import UsageError
+
+    if args.games < 0 or args.games % 2:
+        raise UsageError(f"--games must be 0 (no match) or an even number (each opening is "
+                         f"played with both colours), got {args.games}")
+    for flag, value in (("--time-per-move", args.time_per_move),
+                        ("--screen-time-per-move", args.screen_time_per_move)):
+        if not value > 0:
+            raise UsageError(f"{flag} must be a positive number of seconds, got {value}")
+    for flag, value in (("--selfplay-games", args.selfplay_games),
+                        ("--simulations", args.simulations)):
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    if args.workers < 0:
+        raise UsageError(f"--workers must be 0 (in this process) or more, got {args.workers}")
+
+
 def run(args) -> dict:
+    _check_arguments(args)
     from alphagomoku.eval.arena import (balanced_openings, distinct_openings, run_arena,
                                         screen_even_openings)
     from alphagomoku.game import BLACK, WHITE
