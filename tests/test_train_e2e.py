@@ -146,8 +146,12 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGUSR1)  # the trainer prints where each thread is
+        time.sleep(2)
         os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"the run went on for 60 s after {how}")
+        out, err = proc.communicate()
+        pytest.fail(f"the run went on for 60 s after {how}; its output ends:\n{out[-1500:]}\n"
+                    f"its stderr, with where its threads were, ends:\n{err[-6000:]}")
     assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-2000:]
     assert "interrupted (SIGINT)" in err if how == "ctrl-c" else "interrupted (SIGTERM)" in err
     state = load_checkpoint(latest)
@@ -163,3 +167,29 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
         time.sleep(0.2)
     else:
         pytest.fail("processes of the interrupted run are still alive")
+
+
+@pytest.mark.slow
+def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "1",
+         "--epochs", "1000", "--run-dir", str(run)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+    )
+    latest = run / "checkpoints" / "latest.pt"
+    deadline = time.monotonic() + 180
+    while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert latest.exists() and proc.poll() is None, "no checkpoint was written while it ran"
+    os.kill(proc.pid, signal.SIGUSR1)
+    time.sleep(1)
+    assert proc.poll() is None, "SIGUSR1 ended the run"
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the run went on for 60 s after ctrl-c")
+    assert "most recent call first" in err and "train.py" in err, err[-2000:]
+    assert proc.returncode == 130

@@ -8,6 +8,7 @@ arguments are checked, so ``--help`` and a bad flag answer at once, and spawned 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import signal
@@ -123,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
+    if hasattr(signal, "SIGUSR1"):
+        # For a run that seems hung: `kill -USR1 PID` prints where each of its threads is, to
+        # stderr, and the run goes on.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.run()
