@@ -126,8 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     if hasattr(signal, "SIGUSR1"):
         # For a run that seems hung: `kill -USR1 PID` prints where each of its threads is, to
-        # stderr, and the run goes on.
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        # stderr, and the run goes on. Called in-process under a captured sys.stderr (no file
+        # descriptor), the process's own stderr is the one to write to.
+        try:
+            faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+        except (AttributeError, ValueError, OSError):
+            pass  # no stderr at all (pythonw): nothing to print to
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.run()
