@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+
 import pytest
 
 import faults
@@ -95,3 +101,32 @@ def test_a_worker_whose_device_is_missing_stops_the_run(weights):
     with SelfPlayPool(spec, num_workers=1, task_timeout=30, log=lambda s: None) as pool:
         with pytest.raises(SelfPlayError, match="FAILED to set up device 'mps'"):
             play(pool, tasks(weights, n=1))
+
+
+def test_workers_killed_while_idle_are_replaced_without_a_hang(weights):
+    # An idle worker holds the pool's task-queue lock while it waits for work; one killed then
+    # (the OOM killer between epochs, say) never gives it back, and multiprocessing's own
+    # Pool.terminate() waits for that lock forever.
+    logs = []
+    outcome = {}
+    with SelfPlayPool(SPEC, num_workers=2, task_timeout=20, log=logs.append) as pool:
+        pool.close_seconds = 2.0
+        play(pool, tasks(weights, n=2))
+        idle = list(pool._pids)
+        assert len(idle) == 2
+        for pid in idle:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+
+        def second_epoch():
+            outcome["results"] = play(pool, tasks(weights, n=2))
+
+        epoch = threading.Thread(target=second_epoch, daemon=True)
+        epoch.start()
+        epoch.join(90)
+        assert not epoch.is_alive(), "the pool hung rebuilding itself after its idle workers died"
+    assert sorted(r.task_id for r in outcome["results"]) == [0, 1]
+    assert any("died" in f or "replaced" in f for f in pool.failures), pool.failures
+    assert any("did not stop within 2 s" in line for line in logs), logs
+    alive = {p.pid for p in mp.active_children()}
+    assert not alive & set(idle)

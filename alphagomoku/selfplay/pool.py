@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import pickle
+import threading
 import time
 from typing import Callable, Iterable
 
@@ -70,6 +71,30 @@ class FailureBudget:
             )
 
 
+def _terminate(pool, seconds: float, log: Callable[[str], None]) -> None:
+    """``pool.terminate()``, but never an endless wait.
+
+    An idle worker holds the task queue's read lock while it waits for work, and terminate()
+    takes that lock before it kills anyone. A worker killed while idle (the OOM killer between
+    epochs, say) never gives the lock back, so terminate() would wait forever. It runs in a
+    thread given ``seconds``; past that the workers are killed here and the stuck thread, a
+    daemon blocked on a lock nobody will release, is left behind."""
+    stopper = threading.Thread(target=pool.terminate, name="selfplay-pool-terminate", daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    if not stopper.is_alive():
+        pool.join()
+        return
+    # Pool keeps its processes in ``_pool``; by now its worker handler has stopped replacing them.
+    workers = [p for p in getattr(pool, "_pool", ()) if p.exitcode is None]
+    for process in workers:
+        process.kill()
+    for process in workers:
+        process.join(5)
+    log(f"the self-play pool did not stop within {seconds:g} s (a worker died holding its task "
+        f"queue's lock); its {len(workers)} remaining worker process(es) were killed")
+
+
 class SelfPlayPool(FailureBudget):
     """Plays self-play tasks on ``num_workers`` spawned processes (0: in this process)."""
 
@@ -108,6 +133,8 @@ class SelfPlayPool(FailureBudget):
         self.task_fn = task_fn
         self.startup_timeout = startup_timeout
         self.ctx = mp.get_context("spawn")
+        # How long close() lets multiprocessing's own shutdown take before killing the workers.
+        self.close_seconds = 10.0
         self._pool = None
         self._registry = None
         self._pids: dict[int, int] = {}  # pid -> worker index
@@ -141,9 +168,8 @@ class SelfPlayPool(FailureBudget):
     def close(self) -> None:
         """Stop every worker now; nothing is left running."""
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+            pool, self._pool = self._pool, None
+            _terminate(pool, self.close_seconds, self.log)
         if self._registry is not None:
             self._registry.close()
             self._registry = None
