@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from alphagomoku.eval.arena import ArenaError, ArenaResult, make_openings, make_tasks, play_game, run_arena
-from alphagomoku.eval.elo import elo_estimate, elo_from_score, score_from_elo
+from alphagomoku.eval.elo import elo_estimate, elo_from_score, paired_elo_estimate, score_from_elo
 from alphagomoku.eval.players import RandomPlayer
 from alphagomoku.game import BLACK, DRAW, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.symmetry import index_map, valid_symmetries
@@ -91,6 +91,43 @@ def _key(opening, game):
         m = index_map(k, game.width, game.height)
         keys.append((sorted(m[p] for p in opening[0::2]), sorted(m[p] for p in opening[1::2])))
     return min(keys)
+
+
+def test_pairs_where_the_colours_cancel_give_a_narrower_interval():
+    # 30 openings, each played with both colours: 26 split one game each (black won both),
+    # A won 3 pairs outright and lost 1. Per game it is 32-0-28, as from 60 independent games.
+    pairs = [1.0] * 26 + [2.0] * 3 + [0.0]
+    paired = paired_elo_estimate(pairs)
+    alone = elo_estimate(32, 0, 28)
+    assert paired.score == pytest.approx(alone.score) and paired.elo == pytest.approx(alone.elo)
+    assert paired.games == 60
+    halves = [v / 2 for v in pairs]
+    mean = sum(halves) / 30
+    assert paired.stderr == pytest.approx(math.sqrt(sum((h - mean) ** 2 for h in halves) / 30 / 30))
+    assert paired.stderr < alone.stderr / 1.9
+    assert alone.lower < paired.lower < paired.upper < alone.upper
+
+
+def test_pairs_that_one_side_sweeps_give_a_wider_interval():
+    # Each opening decides the pair: the colours cancel nothing, so 60 games count as 30.
+    paired = paired_elo_estimate([2.0] * 15 + [0.0] * 15)
+    alone = elo_estimate(30, 0, 30)
+    assert paired.elo == 0.0 and paired.stderr == pytest.approx(alone.stderr * math.sqrt(2))
+
+
+def test_paired_edge_cases_are_clamped_or_spread_and_said():
+    swept = paired_elo_estimate([2.0] * 10)
+    assert swept.clamped and swept.elo == pytest.approx(elo_estimate(20, 0, 0).elo)
+    split = paired_elo_estimate([1.0] * 10)
+    assert split.elo == 0.0 and split.stderr == pytest.approx(math.sqrt(0.25 / 20))
+    assert "every pair scored the same" in split.note
+
+
+@pytest.mark.parametrize("pairs, words", [([], "no pairs"), ([1.0, 0.75], "pair 1 scored 0.75"),
+                                          ([3.0], "pair 0 scored 3.0")])
+def test_paired_elo_rejects_impossible_pair_scores(pairs, words):
+    with pytest.raises(ValueError, match=words):
+        paired_elo_estimate(pairs)
 
 
 def test_openings_are_deterministic_central_legal_and_distinct():
@@ -181,6 +218,8 @@ def test_arena_in_process_and_records(tmp_path):
     assert {result.records[0].black, result.records[0].white} == {"random (A)", "random (B)"}
     d = result.to_dict()
     assert d["wins"] + d["draws"] + d["losses"] == 6 and "elo" in d
+    # Games 2k and 2k+1 share an opening, A once with each colour: three pairs.
+    assert len(d["pair_scores"]) == 3 and sum(d["pair_scores"]) == d["wins"] + d["draws"] / 2
 
 
 def test_arena_is_the_same_with_parallel_spawned_workers():
@@ -252,6 +291,28 @@ def test_games_that_repeat_an_earlier_one_are_counted_and_said():
     assert "2 games repeat an earlier one move for move" in r.summary()
     fresh = ArenaResult("a", "b", game, records=[one, other], a_black=[True, True])
     assert fresh.repeated_games == 0 and "repeat" not in fresh.summary()
+
+
+def test_a_match_reports_its_pairs_of_games_when_it_has_them():
+    game = GAME9
+    opening = [40, 41]
+    black = GameRecord(game=game, moves=opening + [31], winner=BLACK, opening=2)
+    white = GameRecord(game=game, moves=opening + [32, 33], winner=WHITE, opening=2)
+    # Pair 0: A black wins, A white loses (1); pair 1: A wins both (2).
+    r = ArenaResult("a", "b", game, records=[black, black, black, white],
+                    a_black=[True, False, True, False])
+    assert r.pair_scores == [1.0, 2.0]
+    assert r.to_dict()["elo_paired"] == paired_elo_estimate([1.0, 2.0]).to_dict()
+    assert "by pairs of games on one opening: Elo" in r.summary()
+    other = GameRecord(game=game, moves=[30, 41, 31], winner=BLACK, opening=2)
+    not_paired = [
+        ArenaResult("a", "b", game, records=[black, black], a_black=[True, True]),
+        ArenaResult("a", "b", game, records=[black, other], a_black=[True, False]),
+        ArenaResult("a", "b", game, records=[black, black, black], a_black=[True, False, True]),
+    ]
+    for result in not_paired:
+        assert result.pair_scores is None and result.paired_elo is None
+        assert result.to_dict()["elo_paired"] is None and "by pairs" not in result.summary()
 
 
 def test_random_player_is_seeded_and_legal():

@@ -29,6 +29,9 @@ def test_benchmark_reports_every_figure():
         assert sum(map(int, r[f"match_as_{colour}"].split("-"))) == 1
     lower, upper = r["match_elo_95"]
     assert lower <= r["match_elo"] <= upper
+    assert len(r["match_pair_scores"]) == 1 and r["match_pair_scores"][0] == wins + draws / 2
+    lower, upper = r["match_elo_95_by_pairs"]
+    assert lower <= r["match_elo"] <= upper
 
 
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():

@@ -221,6 +221,7 @@ def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compare
             for part in (s, b, w):
                 assert part["score"] == pytest.approx((part["wins"] + part["draws"] / 2) / part["games"])
                 assert part["elo"]["lower"] <= part["elo"]["elo"] <= part["elo"]["upper"]
+            assert s["elo_by_pairs"]["games"] == 4 and s["elo_by_pairs"]["score"] == pytest.approx(s["score"])
             games = run / "ladder" / f"epoch_{entry['epoch']:06d}"
             assert len(list(games.glob(f"*_{rung.replace(':', '_')}/games/*.psq"))) == 4
     try:

@@ -157,8 +157,9 @@ def colour_summary(result) -> dict:
         return {"games": n, "wins": w, "draws": d, "losses": l, "score": (w + 0.5 * d) / n,
                 "elo": elo_estimate(w, d, l).to_dict()}
 
-    return {**part(), "as_black": part(BLACK), "as_white": part(WHITE),
-            "seconds": round(result.seconds, 2)}
+    paired = result.paired_elo  # each opening with both colours: the interval over pairs
+    return {**part(), "elo_by_pairs": None if paired is None else paired.to_dict(),
+            "as_black": part(BLACK), "as_white": part(WHITE), "seconds": round(result.seconds, 2)}
 
 
 def _slug(i: int, spec: str) -> str:

@@ -307,6 +307,11 @@ def run(args) -> dict:
             "match_score": match.score,
             "match_elo": elo.elo,
             "match_elo_95": [elo.lower, elo.upper],
+            # Each opening is played with both colours; the interval over those pairs is the
+            # honest one (eval/elo.py), and the pairs are kept so that matches can be pooled.
+            "match_elo_95_by_pairs": (None if match.paired_elo is None
+                                      else [match.paired_elo.lower, match.paired_elo.upper]),
+            "match_pair_scores": match.pair_scores,
             "match_mean_moves": float(np.mean([len(r.moves) for r in match.records])),
             "match_seconds": match.seconds,
         })

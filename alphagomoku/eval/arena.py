@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from alphagomoku.eval.elo import EloEstimate, elo_estimate
+from alphagomoku.eval.elo import EloEstimate, elo_estimate, paired_elo_estimate
 from alphagomoku.game import BLACK, DRAW, NO_RESULT, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.symmetry import index_map, valid_symmetries
 from alphagomoku.records import GameRecord, write_psq, write_text
@@ -248,6 +248,25 @@ class ArenaResult:
         return elo_estimate(*self.counts())
 
     @property
+    def pair_scores(self) -> list[float] | None:
+        """A's total in each pair of games 2k, 2k+1 (one opening, A once with each colour, as
+        :func:`make_tasks` lays them out), or None when the games do not come in such pairs."""
+        n = len(self.records)
+        if n == 0 or n % 2 or any(self.a_black[i] == self.a_black[i + 1] for i in range(0, n, 2)):
+            return None
+        for first, second in zip(self.records[0::2], self.records[1::2]):
+            if (first.opening != second.opening
+                    or list(first.moves[:first.opening]) != list(second.moves[:second.opening])):
+                return None
+        return [self.outcome(i) + self.outcome(i + 1) for i in range(0, n, 2)]
+
+    @property
+    def paired_elo(self) -> EloEstimate | None:
+        """The Elo interval over pairs of games (see :mod:`alphagomoku.eval.elo`), or None."""
+        pairs = self.pair_scores
+        return None if pairs is None else paired_elo_estimate(pairs)
+
+    @property
     def repeated_games(self) -> int:
         """Games that repeat an earlier one move for move, A with the same colour. At a fixed
         time or number of simulations a replayed opening often gives the same game again; the
@@ -272,7 +291,7 @@ class ArenaResult:
             f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
-        ] + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
+        ] + ([f"  by pairs of games on one opening: {self.paired_elo}"] if self.pair_scores else []) + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
                f"counts them as new games"] if self.repeated_games else []))
 
     def to_dict(self) -> dict:
@@ -285,6 +304,8 @@ class ArenaResult:
             "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE)),
                                score=self.score_as(WHITE)),
             "elo": self.elo.to_dict(), "repeated_games": self.repeated_games,
+            "elo_paired": None if self.pair_scores is None else self.paired_elo.to_dict(),
+            "pair_scores": self.pair_scores,
             "seconds": self.seconds,
         }
 
