@@ -121,13 +121,11 @@ def test_bad_flags_are_rejected_before_anything_runs(tmp_path):
     assert unknown.returncode == 2 and "colour" in unknown.stderr
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how):
-    run = tmp_path / "run"
+def _a_run_with_a_checkpoint(run: Path, workers: int) -> subprocess.Popen:
+    """A training run in its own process group, once its first checkpoint is written."""
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "2",
-         "--epochs", "1000", "--run-dir", str(run)],
+        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers",
+         str(workers), "--epochs", "1000", "--run-dir", str(run)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
     )
     latest = run / "checkpoints" / "latest.pt"
@@ -135,10 +133,19 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
     while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     assert latest.exists(), "no checkpoint was written"
-    # 1000 epochs outlast the test, so only the signal can end the run: with 50, one run in a
+    # 1000 epochs outlast the test, so only a signal can end the run: with 50, one run in a
     # busy two-process suite finished them all (exit 0), and a late signal could not be told
     # from a lost one.
     assert proc.poll() is None, "the run ended before it could be interrupted"
+    return proc
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how):
+    run = tmp_path / "run"
+    latest = run / "checkpoints" / "latest.pt"
+    proc = _a_run_with_a_checkpoint(run, workers=2)
     if how == "ctrl-c":
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
     else:
@@ -171,17 +178,7 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
 
 @pytest.mark.slow
 def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
-    run = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), *TINY, "--parallel-workers", "1",
-         "--epochs", "1000", "--run-dir", str(run)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
-    )
-    latest = run / "checkpoints" / "latest.pt"
-    deadline = time.monotonic() + 180
-    while not latest.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    assert latest.exists() and proc.poll() is None, "no checkpoint was written while it ran"
+    proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=1)
     os.kill(proc.pid, signal.SIGUSR1)
     time.sleep(1)
     assert proc.poll() is None, "SIGUSR1 ended the run"
