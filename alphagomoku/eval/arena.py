@@ -291,8 +291,9 @@ class ArenaResult:
             f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
-        ] + ([f"  by pairs of games on one opening: {self.paired_elo}"] if self.pair_scores else []) + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
-               f"counts them as new games"] if self.repeated_games else []))
+        ] + ([f"  by pairs of games on one opening: {self.paired_elo}"] if self.pair_scores else [])
+          + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
+              f"counts them as new games"] if self.repeated_games else []))
 
     def to_dict(self) -> dict:
         w, d, l = self.counts()

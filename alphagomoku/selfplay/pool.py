@@ -91,8 +91,8 @@ def _terminate(pool, seconds: float, log: Callable[[str], None]) -> None:
         process.kill()
     for process in workers:
         process.join(5)
-    log(f"the self-play pool did not stop within {seconds:g} s (a worker died holding its task "
-        f"queue's lock); its {len(workers)} remaining worker process(es) were killed")
+    log(f"the self-play pool did not stop within {seconds:g} s (as when a worker dies holding its "
+        f"task queue's lock); its {len(workers)} remaining worker process(es) were killed")
 
 
 class SelfPlayPool(FailureBudget):
