@@ -2,6 +2,9 @@
 
 import argparse
 
+import pytest
+
+from alphagomoku.bench import UsageError
 from alphagomoku.bench import vcf as bench
 
 
@@ -35,10 +38,6 @@ def test_benchmark_reports_every_figure():
 
 
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
-    import pytest
-
-    from alphagomoku.bench import UsageError
-
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     for flags, words in ((["--games", "3"], "--games must be 0"),

@@ -289,7 +289,7 @@ def run(args) -> dict:
         match = run_arena(f"{args.match_player}:net:{path}", reference, games, game,
                           workers=args.workers, seed=args.seed,
                           time_per_move=args.time_per_move, device="cpu", openings=openings)
-        elo = match.elo
+        elo, paired = match.elo, match.paired_elo
         w, d, l = match.counts()
         per_colour = {}
         for name, colour in (("black", BLACK), ("white", WHITE)):
@@ -309,8 +309,7 @@ def run(args) -> dict:
             "match_elo_95": [elo.lower, elo.upper],
             # Each opening is played with both colours; the interval over those pairs is the
             # honest one (eval/elo.py), and the pairs are kept so that matches can be pooled.
-            "match_elo_95_by_pairs": (None if match.paired_elo is None
-                                      else [match.paired_elo.lower, match.paired_elo.upper]),
+            "match_elo_95_by_pairs": None if paired is None else [paired.lower, paired.upper],
             "match_pair_scores": match.pair_scores,
             "match_mean_moves": float(np.mean([len(r.moves) for r in match.records])),
             "match_seconds": match.seconds,

@@ -284,6 +284,7 @@ class ArenaResult:
         bw, bd, bl = self.counts(BLACK)
         ww, wd, wl = self.counts(WHITE)
         g = self.game
+        paired = self.paired_elo
         return "\n".join([
             f"{self.player_a} vs {self.player_b}: {len(self.records)} games on "
             f"{g.width}x{g.height}, {g.n_in_row} in a row, {g.rule} ({self.seconds:.1f} s)",
@@ -291,12 +292,13 @@ class ArenaResult:
             f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
-        ] + ([f"  by pairs of games on one opening: {self.paired_elo}"] if self.pair_scores else [])
+        ] + ([f"  by pairs of games on one opening: {paired}"] if paired is not None else [])
           + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
               f"counts them as new games"] if self.repeated_games else []))
 
     def to_dict(self) -> dict:
         w, d, l = self.counts()
+        paired = self.paired_elo
         return {
             "player_a": self.player_a, "player_b": self.player_b, "game": self.game.to_dict(),
             "games": len(self.records), "wins": w, "draws": d, "losses": l, "score": self.score,
@@ -305,7 +307,7 @@ class ArenaResult:
             "a_as_white": dict(zip(("wins", "draws", "losses"), self.counts(WHITE)),
                                score=self.score_as(WHITE)),
             "elo": self.elo.to_dict(), "repeated_games": self.repeated_games,
-            "elo_paired": None if self.pair_scores is None else self.paired_elo.to_dict(),
+            "elo_paired": None if paired is None else paired.to_dict(),
             "pair_scores": self.pair_scores,
             "seconds": self.seconds,
         }
