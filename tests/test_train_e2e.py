@@ -176,6 +176,25 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
         pytest.fail("processes of the interrupted run are still alive")
 
 
+def test_a_stop_signal_whose_exception_was_lost_still_stops_the_run_at_the_next_epoch(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    cfg = TrainConfig(board_size=7, n_in_row=4, model_preset="tiny", device="cpu", selfplay_games=2,
+                      games_per_task=2, simulations=8, batch_size=32, min_buffer_positions=32,
+                      steps_per_epoch=2, parallel_workers=0, epochs=50, final_eval_games=0,
+                      run_dir=str(tmp_path / "run"))
+    lines = []
+    trainer = Trainer(cfg, log=lines.append, progress=False)
+    # The signal came during epoch 2 and its KeyboardInterrupt never surfaced: only the flag is left.
+    trainer.stop_requested = lambda: trainer.epoch >= 2
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run()
+    assert trainer.epoch == trainer.saved_epoch == 2
+    assert load_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt")["epoch"] == 2
+    assert any("interrupted: workers stopped; the last complete checkpoint is epoch 2" in x
+               for x in lines), lines
+
+
 @pytest.mark.slow
 def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
     proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=1)

@@ -117,13 +117,15 @@ def main(argv: list[str] | None = None) -> int:
 
     # A scheduler or `kill` sends SIGTERM: stop as cleanly as on Ctrl-C (workers stopped, the
     # last checkpoint whole) instead of dying mid-step with the workers left to notice alone.
-    received = {"signal": signal.SIGINT}
+    received = {"signal": signal.SIGINT, "pending": False}
 
     def stop(signum, frame):
         received["signal"] = signum
+        received["pending"] = True
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
+    previous_int = signal.signal(signal.SIGINT, stop)
     if hasattr(signal, "SIGUSR1"):
         # For a run that seems hung: `kill -USR1 PID` prints where each of its threads is, to
         # stderr, and the run goes on. Called in-process under a captured sys.stderr (no file
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             pass  # no stderr at all (pythonw): nothing to print to
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
+        trainer.stop_requested = lambda: received["pending"]
         trainer.run()
     except KeyboardInterrupt:
         print(f"{where}train.py: interrupted ({signal.Signals(received['signal']).name})", file=sys.stderr)
@@ -148,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     if rank in (None, "0"):
         # The epoch reached, not --epochs: a time budget may have ended the run sooner.
         print(f"done: {trainer.epoch} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")

@@ -108,6 +108,10 @@ class Trainer:
         self.clock: WallClock | None = None  # started by run(); see alphagomoku.train.budget
         self.spent_seconds = 0.0  # wall time of earlier sessions of this run
         self.snapshots: Snapshots | None = None
+        # Set by train.py's signal handler. A stop signal raises KeyboardInterrupt at once, but
+        # once in a few hundred runs that exception was lost somewhere inside an epoch (the run
+        # went on training; seen with SIGTERM); the flag stops the run at the next epoch then.
+        self.stop_requested: Callable[[], bool] = lambda: False
         self.amp_dtype = _amp_dtype(self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         # Rank 0 alone touches the run directory; the other ranks copy its state.
@@ -208,6 +212,8 @@ class Trainer:
         try:
             with pool or contextlib.nullcontext():
                 while self.epoch < cfg.epochs:
+                    if self.stop_requested():
+                        raise KeyboardInterrupt
                     self._take_snapshots()
                     spent = bool(self.epoch) and budget_spent(cfg.time_budget_minutes, self.clock.seconds())
                     # Rank 0's clock decides for every rank: no rank leaves the loop on its own.
