@@ -1,4 +1,4 @@
-"""Self-play task functions that fail on purpose, for the pool's failure tests.
+"""Task functions that fail on purpose, for the failure tests of the self-play pool and others.
 
 They live in a module (not a test function) because spawned workers import task functions by
 name. Each fault fires once per marker directory (``ALPHAGOMOKU_FAULT_DIR``, inherited by the
@@ -82,3 +82,8 @@ def ray_hang_once(marker_dir, task, actor_index):
 
 def ray_always_raise(marker_dir, task, actor_index):
     raise ValueError("this actor is broken")
+
+
+def die_reading(record, depth, budget):
+    """A deciding-move reader (eval/decided.py) whose process dies as one killed would."""
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -35,6 +35,8 @@ def test_benchmark_reports_every_figure():
     assert len(r["match_pair_scores"]) == 1 and r["match_pair_scores"][0] == wins + draws / 2
     lower, upper = r["match_elo_95_by_pairs"]
     assert lower <= r["match_elo"] <= upper
+    decided = r["match_decided"]  # every decisive game is counted once, under its loser
+    assert sum(decided["a_lost"].values()) == losses and sum(decided["b_lost"].values()) == wins
 
 
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
@@ -45,7 +47,9 @@ def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
                          (["--time-per-move", "0"], "--time-per-move must be a positive"),
                          (["--screen-time-per-move", "-1"], "--screen-time-per-move must be"),
                          (["--selfplay-games", "0"], "--selfplay-games must be at least 1"),
-                         (["--workers", "-1"], "--workers must be 0")):
+                         (["--workers", "-1"], "--workers must be 0"),
+                         (["--decided-budget", "-1"], "--decided-budget must be 0"),
+                         (["--decided-depth", "0"], "--decided-depth must be at least 1")):
         with pytest.raises(UsageError, match=words):
             bench.run(parser.parse_args(flags))
 

@@ -1,6 +1,6 @@
 """The VCF solver: its speed, its cost inside self-play, and what it adds to the engine's play.
 
-Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise:
+Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise:
 
 1. Self-play games (the shipped model, the training loop's ``play_games`` in this process, one
    torch thread as in a worker) with the VCF checks off and on: seconds per move. The games
@@ -22,6 +22,10 @@ Four parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    the same colours: candidates are screened in rounds until there are enough, and when there
    are not, the match is shorter and says so. (Until 2026-11-24 too few were padded with
    repeats, and at 0.5 s a move a repeated opening often replayed the same game.)
+5. Where each decisive game of the match was decided (:mod:`alphagomoku.eval.decided`), counted
+   by who lost: a blunder (the loser let the winner have a VCT that another move would have
+   stopped), already lost (every move there left one), or unclear. A solver can only turn the
+   blunders around; the rest were lost to moves a threat search does not look at.
 """
 
 from __future__ import annotations
@@ -54,6 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "close to even; centre: two random stones near the centre")
     p.add_argument("--screen-time-per-move", type=float, default=0.1,
                    help="seconds a move of the games that pick the even openings")
+    p.add_argument("--decided-depth", type=int, default=4,
+                   help="free threats of the VCT search that finds where each match game was "
+                        "decided (eval/decided.py)")
+    p.add_argument("--decided-budget", type=int, default=400_000,
+                   help="nodes of each of those searches; 0 skips that part")
     p.add_argument("--workers", type=int, default=2, help="engine-match worker processes")
     p.add_argument("--seed", type=int, default=0)
 
@@ -203,11 +212,14 @@ def _check_arguments(args) -> None:
         if not value > 0:
             raise UsageError(f"{flag} must be a positive number of seconds, got {value}")
     for flag, value in (("--selfplay-games", args.selfplay_games),
-                        ("--simulations", args.simulations)):
+                        ("--simulations", args.simulations), ("--decided-depth", args.decided_depth)):
         if value < 1:
             raise UsageError(f"{flag} must be at least 1, got {value}")
     if args.workers < 0:
         raise UsageError(f"--workers must be 0 (in this process) or more, got {args.workers}")
+    if args.decided_budget < 0:
+        raise UsageError(f"--decided-budget must be 0 (skip) or more nodes, got "
+                         f"{args.decided_budget}")
 
 
 def run(args) -> dict:
@@ -314,4 +326,12 @@ def run(args) -> dict:
             "match_mean_moves": float(np.mean([len(r.moves) for r in match.records])),
             "match_seconds": match.seconds,
         })
+        if args.decided_budget:
+            from alphagomoku.eval.decided import decided_counts
+
+            # Whether a solver could have changed the losses: a blunder left a VCT that another
+            # move would have stopped; "already lost" had no such move by then.
+            out["match_decided"] = decided_counts(match.records, match.a_black,
+                                                  args.decided_depth, args.decided_budget,
+                                                  args.workers, progress=True)
     return out

@@ -1,0 +1,161 @@
+"""Where a game was decided: the first move after which the loser could not stop a win by threats.
+
+A match score says who won; it does not say whether a solver could have changed that. This
+module looks at a finished game from the winner's side. Walking the loser's moves in order, it
+finds the first one after which the winner, to move, has a victory by continuous threats that
+:func:`alphagomoku.game.solve_vct` proves (at most ``depth`` free threats, ``budget`` nodes a
+call, VCF_BUDGET for each VCF inside it). That is the *deciding move*. Then it asks the same search about each other legal move the
+loser had there:
+
+- **blunder**: some other move leaves the winner no VCT (the search proves none). The loser lost
+  to a tactic a threat search of this size finds, so a player with the solver avoids this loss
+  (at least for this move; a later quiet move may still win).
+- **already lost**: every other move leaves the winner a proved VCT as well. The game was
+  decided earlier, by moves a threat search does not look at (a quiet move that prepares two
+  threats at once), so a deeper or faster solver at this point would not have helped.
+- **unclear**: no other move is proved safe, but for some the search ran out of budget (a move
+  whose search runs out is searched again with RETRY times the budgets).
+
+A game that ends in a draw, or not with a five (a forfeit, an illegal move), has no deciding move.
+The moves of the arena's opening are not the players' and are not looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from alphagomoku.game import BLACK, WHITE, Position, solve_vct
+from alphagomoku.records import GameRecord
+
+DEPTH = 4
+BUDGET = 400_000
+VCF_BUDGET = 20_000   # each VCF inside the VCT; the players' 2,000 leaves many answers unknown
+RETRY = 8
+KINDS = ("blunder", "already lost", "unclear")
+
+
+@dataclass(frozen=True)
+class DecidingMove:
+    """The loser's move after which the winner first had a proved VCT, and what else it had."""
+
+    ply: int                  # index of the move in the record
+    loser: int                # BLACK or WHITE
+    name: str                 # the move, in h8 notation
+    threats: int              # free threats in the shallowest win found after it
+    safe: tuple[str, ...]     # other moves after which the search proves no VCT
+    unknown: int              # other moves whose search ran out of budget
+    checked: int              # other moves searched
+
+    @property
+    def kind(self) -> str:
+        if self.safe:
+            return "blunder"
+        return "unclear" if self.unknown else "already lost"
+
+
+def _winner_threatens(position: Position, winner: int, depth: int, budget: int,
+                      scale: int = 1) -> tuple[str, int]:
+    """("win", threats) for the shallowest VCT of ``winner`` (to move) proved within ``depth``,
+    else ("none", 0) or ("unknown", 0); ``scale`` multiplies both budgets. Shallow first: one
+    search at the full depth costs more where a short win exists (it wanders down long lines
+    first; 2.6 times the time over one match's games), and where it runs out of budget it hides
+    a short win a shallower one proves."""
+    for d in range(1, depth + 1):
+        result = solve_vct(position, scale * budget, depth=d, attacker=winner,
+                           vcf_budget=scale * VCF_BUDGET)
+        if result.found:
+            return "win", d
+        if result.status == "unknown":
+            return "unknown", 0
+    return "none", 0
+
+
+def deciding_move(record: GameRecord, depth: int = DEPTH, budget: int = BUDGET) -> DecidingMove | None:
+    """The deciding move of ``record`` (see the module's docstring), or None when the game was
+    not won with a five or no loser's move after the opening left the winner a proved VCT."""
+    if record.winner not in (BLACK, WHITE):
+        return None
+    try:
+        final = Position.from_moves(record.moves, record.game)
+    except ValueError:
+        return None  # an illegal move ended it
+    if final.winner != record.winner:
+        return None  # not won on the board: a forfeit, a timeout, a crash
+    winner = record.winner
+    loser = BLACK if winner == WHITE else WHITE
+    position = Position(record.game)
+    for ply, move in enumerate(record.moves):
+        mover = position.to_move
+        position.play(move)
+        if ply < record.opening or mover != loser or position.is_over:
+            continue
+        status, threats = _winner_threatens(position, winner, depth, budget)
+        if status != "win":
+            continue
+        position.undo()
+        safe, unknown, checked = [], 0, 0
+        for other in np.flatnonzero(position.legal_mask()):
+            other = int(other)
+            if other == move:
+                continue
+            position.play(other)
+            answer = "none" if position.is_over else _winner_threatens(position, winner, depth,
+                                                                         budget)[0]
+            if answer == "unknown":  # few moves half-defend; they get a second, larger search
+                answer = _winner_threatens(position, winner, depth, budget, RETRY)[0]
+            position.undo()
+            checked += 1
+            if answer == "none":
+                safe.append(position.name(other))
+            elif answer == "unknown":
+                unknown += 1
+        return DecidingMove(ply, loser, position.name(move), threats, tuple(safe), unknown,
+                            checked)
+    return None
+
+
+def decided_counts(records: list[GameRecord], a_black: list[bool], depth: int = DEPTH,
+                   budget: int = BUDGET, workers: int = 0, progress: bool = False) -> dict:
+    """How the games of a match (player A's colours in ``a_black``) were decided, by who lost:
+    ``{"a_lost": {kind: games}, "b_lost": {...}}`` with the kinds of :data:`KINDS` and "none"
+    (no deciding move: forfeited, or never a proved VCT). Draws are not counted. With
+    ``workers``, games are read in that many spawned processes (one game takes seconds to a
+    minute on 15x15: every other move at the deciding point gets its own searches)."""
+    from alphagomoku.progress import progress as progress_bar
+
+    decisive = [(r, black) for r, black in zip(records, a_black) if r.winner in (BLACK, WHITE)]
+    counts = {side: {kind: 0 for kind in KINDS + ("none",)} for side in ("a_lost", "b_lost")}
+    with progress_bar(total=len(decisive), desc="deciding moves", unit="game",
+                      disable=not progress) as bar:
+        for (record, black), found in _read_games(decisive, depth, budget, workers):
+            side = "a_lost" if record.winner != (BLACK if black else WHITE) else "b_lost"
+            counts[side]["none" if found is None else found.kind] += 1
+            bar.update(1)
+    return counts
+
+
+def _read_games(games: list, depth: int, budget: int, workers: int, read=deciding_move):
+    """(game, ``read(record, depth, budget)``) for each of ``games``, in the order they finish."""
+    if not workers:
+        for game in games:
+            yield game, read(game[0], depth, budget)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(read, game[0], depth, budget): i
+                   for i, game in enumerate(games)}
+        for future in as_completed(futures):
+            try:
+                found = future.result()
+            except BrokenProcessPool as e:
+                left = sorted(futures[f] for f in futures
+                              if not f.done() or f.exception() is not None)
+                raise RuntimeError(f"a process reading where games were decided died (out of "
+                                   f"memory, or killed); games {left} of {len(games)} were not "
+                                   f"read") from e
+            yield games[futures[future]], found
