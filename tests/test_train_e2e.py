@@ -195,6 +195,25 @@ def test_a_stop_signal_whose_exception_was_lost_still_stops_the_run_at_the_next_
                for x in lines), lines
 
 
+def test_epochs_before_the_buffer_fills_advance_the_schedule_without_a_torch_warning(tmp_path):
+    import warnings
+
+    from alphagomoku.train.loop import Trainer
+
+    cfg = TrainConfig(board_size=7, n_in_row=4, model_preset="tiny", device="cpu", selfplay_games=2,
+                      games_per_task=2, simulations=8, batch_size=32, min_buffer_positions=10_000,
+                      buffer_positions=20_000, steps_per_epoch=2, parallel_workers=0, epochs=2,
+                      final_eval_games=0, run_dir=str(tmp_path / "run"))
+    lines = []
+    trainer = Trainer(cfg, log=lines.append, progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer.run()
+    assert any("no training yet" in x for x in lines), lines  # no optimizer step in either epoch
+    assert trainer.scheduler.last_epoch == 2
+    assert not [w for w in caught if "lr_scheduler" in str(w.message)]
+
+
 @pytest.mark.slow
 def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
     proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=1)

@@ -13,6 +13,7 @@ import math
 import random
 import shutil
 import time
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -320,7 +321,12 @@ class Trainer:
             row["positions"] = sum(r.searched for r in records)
         self._train(row, new_positions=row["positions"])
         self.epoch = epoch
-        self.scheduler.step()
+        with warnings.catch_warnings():
+            # The schedule counts epochs (or the clock), trained or not. Until the buffer holds
+            # min_buffer_positions no optimizer step has run, and torch warns as if the calls
+            # were in the wrong order.
+            warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)`")
+            self.scheduler.step()
         # A schedule can read the wall clock (--time-budget-minutes): every rank takes rank 0's rate.
         self.dist.align_lr(self.optimizer)
         self.dist.check_epoch(epoch, row["train_steps"], self.buffer, self.model)
