@@ -68,6 +68,6 @@ def test_spawned_processes_count_a_match_as_one_process_does():
 
 
 def test_a_reading_process_that_dies_is_reported_with_the_games_left_unread():
-    games = [(_record(IGNORED_THREE), True)] * 3
-    with pytest.raises(RuntimeError, match=r"died .*games \[0, 1, 2\] of 3 were not read"):
+    games = {3: _record(IGNORED_THREE), 5: _record(IGNORED_THREE), 8: _record(IGNORED_THREE)}
+    with pytest.raises(RuntimeError, match=r"died .*games \[3, 5, 8\] \(numbered from 0\)"):
         list(_read_games(games, 4, 1000, 2, read=faults.die_reading))

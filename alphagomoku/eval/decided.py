@@ -4,8 +4,8 @@ A match score says who won; it does not say whether a solver could have changed 
 module looks at a finished game from the winner's side. Walking the loser's moves in order, it
 finds the first one after which the winner, to move, has a victory by continuous threats that
 :func:`alphagomoku.game.solve_vct` proves (at most ``depth`` free threats, ``budget`` nodes a
-call, VCF_BUDGET for each VCF inside it). That is the *deciding move*. Then it asks the same search about each other legal move the
-loser had there:
+call, VCF_BUDGET for each VCF inside it). That is the *deciding move*. Then it asks the same
+search about each other legal move the loser had there:
 
 - **blunder**: some other move leaves the winner no VCT (the search proves none). The loser lost
   to a tactic a threat search of this size finds, so a player with the solver avoids this loss
@@ -72,7 +72,8 @@ def _winner_threatens(position: Position, winner: int, depth: int, budget: int,
     return "none", 0
 
 
-def deciding_move(record: GameRecord, depth: int = DEPTH, budget: int = BUDGET) -> DecidingMove | None:
+def deciding_move(record: GameRecord, depth: int = DEPTH,
+                  budget: int = BUDGET) -> DecidingMove | None:
     """The deciding move of ``record`` (see the module's docstring), or None when the game was
     not won with a five or no loser's move after the opening left the winner a proved VCT."""
     if record.winner not in (BLACK, WHITE):
@@ -125,30 +126,32 @@ def decided_counts(records: list[GameRecord], a_black: list[bool], depth: int = 
     minute on 15x15: every other move at the deciding point gets its own searches)."""
     from alphagomoku.progress import progress as progress_bar
 
-    decisive = [(r, black) for r, black in zip(records, a_black) if r.winner in (BLACK, WHITE)]
+    decisive = {i: r for i, r in enumerate(records) if r.winner in (BLACK, WHITE)}
     counts = {side: {kind: 0 for kind in KINDS + ("none",)} for side in ("a_lost", "b_lost")}
     with progress_bar(total=len(decisive), desc="deciding moves", unit="game",
                       disable=not progress) as bar:
-        for (record, black), found in _read_games(decisive, depth, budget, workers):
-            side = "a_lost" if record.winner != (BLACK if black else WHITE) else "b_lost"
+        for i, found in _read_games(decisive, depth, budget, workers):
+            a = BLACK if a_black[i] else WHITE
+            side = "a_lost" if records[i].winner != a else "b_lost"
             counts[side]["none" if found is None else found.kind] += 1
             bar.update(1)
     return counts
 
 
-def _read_games(games: list, depth: int, budget: int, workers: int, read=deciding_move):
-    """(game, ``read(record, depth, budget)``) for each of ``games``, in the order they finish."""
+def _read_games(games: dict, depth: int, budget: int, workers: int, read=deciding_move):
+    """(number, ``read(record, depth, budget)``) for each ``number: record`` of ``games``, in
+    the order they finish."""
     if not workers:
-        for game in games:
-            yield game, read(game[0], depth, budget)
+        for number, record in games.items():
+            yield number, read(record, depth, budget)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(read, game[0], depth, budget): i
-                   for i, game in enumerate(games)}
+        futures = {pool.submit(read, record, depth, budget): number
+                   for number, record in games.items()}
         for future in as_completed(futures):
             try:
                 found = future.result()
@@ -156,6 +159,6 @@ def _read_games(games: list, depth: int, budget: int, workers: int, read=decidin
                 left = sorted(futures[f] for f in futures
                               if not f.done() or f.exception() is not None)
                 raise RuntimeError(f"a process reading where games were decided died (out of "
-                                   f"memory, or killed); games {left} of {len(games)} were not "
-                                   f"read") from e
-            yield games[futures[future]], found
+                                   f"memory, or killed); games {left} (numbered from 0) were "
+                                   f"not read") from e
+            yield futures[future], found
