@@ -1,6 +1,7 @@
 """The VCF benchmark runs end to end on a tiny setting and reports every figure."""
 
 import argparse
+import json
 
 import pytest
 
@@ -8,12 +9,12 @@ from alphagomoku.bench import UsageError
 from alphagomoku.bench import vcf as bench
 
 
-def test_benchmark_reports_every_figure():
+def test_benchmark_reports_every_figure(tmp_path):
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     args = parser.parse_args(["--selfplay-games", "2", "--simulations", "8", "--games", "2",
                               "--time-per-move", "0.02", "--workers", "0", "--vct-budget", "2000",
-                              "--match-openings", "balanced"])
+                              "--match-openings", "balanced", "--match-out", str(tmp_path)])
     r = bench.run(args)
     assert r["leaf_budget"] > 0 and r["root_budget"] == 10 * r["leaf_budget"]
     assert r["positions"] > 10
@@ -37,6 +38,13 @@ def test_benchmark_reports_every_figure():
     assert lower <= r["match_elo"] <= upper
     decided = r["match_decided"]  # every decisive game is counted once, under its loser
     assert sum(decided["a_lost"].values()) == losses and sum(decided["b_lost"].values()) == wins
+    # --match-out keeps the games and, for each decisive one, where it was decided.
+    assert len(list(tmp_path.glob("game_*.psq"))) == 2
+    rows = json.loads((tmp_path / "decided.json").read_text())
+    assert len(rows) == wins + losses
+    for row in rows:
+        assert row["kind"] in ("blunder", "already lost", "unclear", "none")
+        assert row["kind"] == "none" or row["ply"] >= 0 and isinstance(row["safe"], list)
 
 
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "decided (eval/decided.py)")
     p.add_argument("--decided-budget", type=int, default=400_000,
                    help="nodes of each of those searches; 0 skips that part")
+    p.add_argument("--match-out", metavar="DIR", default=None,
+                   help="write each match game here (.psq and .txt), and decided.json: each "
+                        "decisive game's deciding move, to look at the losses one by one")
     p.add_argument("--workers", type=int, default=2, help="engine-match worker processes")
     p.add_argument("--seed", type=int, default=0)
 
@@ -200,6 +204,19 @@ def _search_timing(model, positions, search, rounds: int = 2) -> tuple[float, fl
     return best[0] / searches, best[1] / searches
 
 
+def _write_deciding_moves(path, found: dict, a_black: list) -> None:
+    import dataclasses
+    import json
+
+    from alphagomoku.atomic import atomic_write_text
+
+    rows = [{"game": i, "a_black": bool(a_black[i]),
+             **({"kind": "none"} if move is None
+                else {"kind": move.kind, **dataclasses.asdict(move)})}
+            for i, move in found.items()]
+    atomic_write_text(path, json.dumps(rows, indent=1) + "\n")
+
+
 def _check_arguments(args) -> None:
     """Refuse a match that cannot be played before the minutes of self-play that come first."""
     from alphagomoku.bench import UsageError
@@ -212,7 +229,8 @@ def _check_arguments(args) -> None:
         if not value > 0:
             raise UsageError(f"{flag} must be a positive number of seconds, got {value}")
     for flag, value in (("--selfplay-games", args.selfplay_games),
-                        ("--simulations", args.simulations), ("--decided-depth", args.decided_depth)):
+                        ("--simulations", args.simulations),
+                        ("--decided-depth", args.decided_depth)):
         if value < 1:
             raise UsageError(f"{flag} must be at least 1, got {value}")
     if args.workers < 0:
@@ -300,7 +318,8 @@ def run(args) -> dict:
                   f"is played twice with the same colours", file=sys.stderr)
         match = run_arena(f"{args.match_player}:net:{path}", reference, games, game,
                           workers=args.workers, seed=args.seed,
-                          time_per_move=args.time_per_move, device="cpu", openings=openings)
+                          time_per_move=args.time_per_move, device="cpu", openings=openings,
+                          out_dir=args.match_out)
         elo, paired = match.elo, match.paired_elo
         w, d, l = match.counts()
         per_colour = {}
@@ -327,11 +346,13 @@ def run(args) -> dict:
             "match_seconds": match.seconds,
         })
         if args.decided_budget:
-            from alphagomoku.eval.decided import decided_counts
+            from alphagomoku.eval.decided import decided_counts, deciding_moves
 
             # Whether a solver could have changed the losses: a blunder left a VCT that another
             # move would have stopped; "already lost" had no such move by then.
-            out["match_decided"] = decided_counts(match.records, match.a_black,
-                                                  args.decided_depth, args.decided_budget,
-                                                  args.workers, progress=True)
+            found = deciding_moves(match.records, args.decided_depth, args.decided_budget,
+                                   args.workers, progress=True)
+            out["match_decided"] = decided_counts(match.records, match.a_black, found=found)
+            if args.match_out:
+                _write_deciding_moves(Path(args.match_out) / "decided.json", found, match.a_black)
     return out

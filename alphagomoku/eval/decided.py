@@ -117,24 +117,37 @@ def deciding_move(record: GameRecord, depth: int = DEPTH,
     return None
 
 
-def decided_counts(records: list[GameRecord], a_black: list[bool], depth: int = DEPTH,
-                   budget: int = BUDGET, workers: int = 0, progress: bool = False) -> dict:
-    """How the games of a match (player A's colours in ``a_black``) were decided, by who lost:
-    ``{"a_lost": {kind: games}, "b_lost": {...}}`` with the kinds of :data:`KINDS` and "none"
-    (no deciding move: forfeited, or never a proved VCT). Draws are not counted. With
+def deciding_moves(records: list[GameRecord], depth: int = DEPTH, budget: int = BUDGET,
+                   workers: int = 0, progress: bool = False) -> dict[int, DecidingMove | None]:
+    """``{game number: its deciding move or None}`` for the decisive games of ``records``. With
     ``workers``, games are read in that many spawned processes (one game takes seconds to a
     minute on 15x15: every other move at the deciding point gets its own searches)."""
     from alphagomoku.progress import progress as progress_bar
 
     decisive = {i: r for i, r in enumerate(records) if r.winner in (BLACK, WHITE)}
-    counts = {side: {kind: 0 for kind in KINDS + ("none",)} for side in ("a_lost", "b_lost")}
+    found: dict[int, DecidingMove | None] = {}
     with progress_bar(total=len(decisive), desc="deciding moves", unit="game",
                       disable=not progress) as bar:
-        for i, found in _read_games(decisive, depth, budget, workers):
-            a = BLACK if a_black[i] else WHITE
-            side = "a_lost" if records[i].winner != a else "b_lost"
-            counts[side]["none" if found is None else found.kind] += 1
+        for i, move in _read_games(decisive, depth, budget, workers):
+            found[i] = move
             bar.update(1)
+    return dict(sorted(found.items()))
+
+
+def decided_counts(records: list[GameRecord], a_black: list[bool], depth: int = DEPTH,
+                   budget: int = BUDGET, workers: int = 0, progress: bool = False,
+                   found: dict[int, DecidingMove | None] | None = None) -> dict:
+    """How the games of a match (player A's colours in ``a_black``) were decided, by who lost:
+    ``{"a_lost": {kind: games}, "b_lost": {...}}`` with the kinds of :data:`KINDS` and "none"
+    (no deciding move: forfeited, or never a proved VCT). Draws are not counted. ``found``:
+    :func:`deciding_moves` already read (else they are read here, as it does)."""
+    if found is None:
+        found = deciding_moves(records, depth, budget, workers, progress)
+    counts = {side: {kind: 0 for kind in KINDS + ("none",)} for side in ("a_lost", "b_lost")}
+    for i, move in found.items():
+        a = BLACK if a_black[i] else WHITE
+        side = "a_lost" if records[i].winner != a else "b_lost"
+        counts[side]["none" if move is None else move.kind] += 1
     return counts
 
 
