@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alphagomoku.eval.decided import _read_games, decided_counts, deciding_move
+from alphagomoku.eval.decided import _read_games, decided_counts, deciding_move, deciding_moves
 from alphagomoku.game import BLACK, DRAW, WHITE, GameConfig, Position
 from alphagomoku.records import GameRecord
 from tests import faults
@@ -56,7 +56,7 @@ def test_a_match_is_counted_by_who_lost_and_how():
     records = [_record(IGNORED_THREE), _record(IGNORED_THREE, opening=7),
                _record(IGNORED_THREE[:6], winner=DRAW), _record(IGNORED_THREE, opening=8)]
     # Player A is white in the first game (it blundered), black in the others.
-    counts = decided_counts(records, [False, True, True, True])
+    counts = decided_counts(records, [False, True, True, True], deciding_moves(records))
     assert counts["a_lost"] == {"blunder": 1, "already lost": 0, "unclear": 0, "none": 0}
     assert counts["b_lost"] == {"blunder": 0, "already lost": 1, "unclear": 0, "none": 1}
 
@@ -64,7 +64,8 @@ def test_a_match_is_counted_by_who_lost_and_how():
 def test_spawned_processes_count_a_match_as_one_process_does():
     records = [_record(IGNORED_THREE), _record(IGNORED_THREE, opening=7)] * 2
     a_black = [False, True, True, False]
-    assert decided_counts(records, a_black, workers=2) == decided_counts(records, a_black)
+    assert (decided_counts(records, a_black, deciding_moves(records, workers=2))
+            == decided_counts(records, a_black, deciding_moves(records)))
 
 
 def test_a_reading_process_that_dies_is_reported_with_the_games_left_unread():

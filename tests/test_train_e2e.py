@@ -176,13 +176,18 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
         pytest.fail("processes of the interrupted run are still alive")
 
 
+def _tiny_in_process(tmp_path, **overrides) -> TrainConfig:
+    """A 7x7 run the test's own process plays and trains (no workers), a few seconds an epoch."""
+    return TrainConfig(board_size=7, n_in_row=4, model_preset="tiny", device="cpu", selfplay_games=2,
+                       games_per_task=2, simulations=8, batch_size=32, steps_per_epoch=2,
+                       parallel_workers=0, final_eval_games=0, run_dir=str(tmp_path / "run"),
+                       **overrides)
+
+
 def test_a_stop_signal_whose_exception_was_lost_still_stops_the_run_at_the_next_epoch(tmp_path):
     from alphagomoku.train.loop import Trainer
 
-    cfg = TrainConfig(board_size=7, n_in_row=4, model_preset="tiny", device="cpu", selfplay_games=2,
-                      games_per_task=2, simulations=8, batch_size=32, min_buffer_positions=32,
-                      steps_per_epoch=2, parallel_workers=0, epochs=50, final_eval_games=0,
-                      run_dir=str(tmp_path / "run"))
+    cfg = _tiny_in_process(tmp_path, min_buffer_positions=32, epochs=50)
     lines = []
     trainer = Trainer(cfg, log=lines.append, progress=False)
     # The signal came during epoch 2 and its KeyboardInterrupt never surfaced: only the flag is left.
@@ -200,10 +205,7 @@ def test_epochs_before_the_buffer_fills_advance_the_schedule_without_a_torch_war
 
     from alphagomoku.train.loop import Trainer
 
-    cfg = TrainConfig(board_size=7, n_in_row=4, model_preset="tiny", device="cpu", selfplay_games=2,
-                      games_per_task=2, simulations=8, batch_size=32, min_buffer_positions=10_000,
-                      buffer_positions=20_000, steps_per_epoch=2, parallel_workers=0, epochs=2,
-                      final_eval_games=0, run_dir=str(tmp_path / "run"))
+    cfg = _tiny_in_process(tmp_path, min_buffer_positions=10_000, buffer_positions=20_000, epochs=2)
     lines = []
     trainer = Trainer(cfg, log=lines.append, progress=False)
     with warnings.catch_warnings(record=True) as caught:

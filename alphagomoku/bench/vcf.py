@@ -352,7 +352,7 @@ def run(args) -> dict:
             # move would have stopped; "already lost" had no such move by then.
             found = deciding_moves(match.records, args.decided_depth, args.decided_budget,
                                    args.workers, progress=True)
-            out["match_decided"] = decided_counts(match.records, match.a_black, found=found)
+            out["match_decided"] = decided_counts(match.records, match.a_black, found)
             if args.match_out:
                 _write_deciding_moves(Path(args.match_out) / "decided.json", found, match.a_black)
     return out

@@ -134,15 +134,12 @@ def deciding_moves(records: list[GameRecord], depth: int = DEPTH, budget: int = 
     return dict(sorted(found.items()))
 
 
-def decided_counts(records: list[GameRecord], a_black: list[bool], depth: int = DEPTH,
-                   budget: int = BUDGET, workers: int = 0, progress: bool = False,
-                   found: dict[int, DecidingMove | None] | None = None) -> dict:
-    """How the games of a match (player A's colours in ``a_black``) were decided, by who lost:
-    ``{"a_lost": {kind: games}, "b_lost": {...}}`` with the kinds of :data:`KINDS` and "none"
-    (no deciding move: forfeited, or never a proved VCT). Draws are not counted. ``found``:
-    :func:`deciding_moves` already read (else they are read here, as it does)."""
-    if found is None:
-        found = deciding_moves(records, depth, budget, workers, progress)
+def decided_counts(records: list[GameRecord], a_black: list[bool],
+                   found: dict[int, DecidingMove | None]) -> dict:
+    """How the games of a match (player A's colours in ``a_black``) were decided, from their
+    deciding moves ``found`` (:func:`deciding_moves`), by who lost: ``{"a_lost": {kind: games},
+    "b_lost": {...}}`` with the kinds of :data:`KINDS` and "none" (no deciding move: forfeited,
+    or never a proved VCT). Draws are not counted."""
     counts = {side: {kind: 0 for kind in KINDS + ("none",)} for side in ("a_lost", "b_lost")}
     for i, move in found.items():
         a = BLACK if a_black[i] else WHITE
