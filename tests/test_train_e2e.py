@@ -159,7 +159,7 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
         out, err = proc.communicate()
         pytest.fail(f"the run went on for 60 s after {how}; its output ends:\n{out[-1500:]}\n"
                     f"its stderr, with where its threads were, ends:\n{err[-6000:]}")
-    assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-2000:]
+    assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-8000:]
     assert "interrupted (SIGINT)" in err if how == "ctrl-c" else "interrupted (SIGTERM)" in err
     state = load_checkpoint(latest)
     assert state["epoch"] >= 1
@@ -230,3 +230,17 @@ def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
         pytest.fail("the run went on for 60 s after ctrl-c")
     assert "most recent call first" in err and "train.py" in err, err[-2000:]
     assert proc.returncode == 130
+
+
+@pytest.mark.slow
+def test_a_native_crash_of_the_trainer_says_where_each_thread_was(tmp_path):
+    proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=0)
+    os.kill(proc.pid, signal.SIGSEGV)  # as a crash inside torch, Numba or a C library would end it
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the run went on for 60 s after SIGSEGV")
+    assert proc.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in err, err[-2000:]
+    assert "most recent call first" in err and "train" in err, err[-2000:]

@@ -134,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
             faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
         except (AttributeError, ValueError, OSError):
             pass  # no stderr at all (pythonw): nothing to print to
+    if not faulthandler.is_enabled():
+        # A native crash (a segfault, or an abort while the interpreter shuts down) then says
+        # where every thread was, instead of leaving only an exit status to go on.
+        try:
+            faulthandler.enable(file=sys.__stderr__, all_threads=True)
+        except (AttributeError, ValueError, OSError):
+            pass
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.stop_requested = lambda: received["pending"]
