@@ -7,15 +7,29 @@ import pytest
 
 from alphagomoku.bench import UsageError
 from alphagomoku.bench import vcf as bench
+from alphagomoku.nn.config import ModelConfig
+from alphagomoku.nn.io import save_model
+from alphagomoku.nn.model import PolicyValueNet
+from alphagomoku.records import parse_text
 
 
 def test_benchmark_reports_every_figure(tmp_path):
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
+    # The engine without the solver gets its own network: an untrained one, without VCF planes.
+    against = save_model(tmp_path / "against.pt", PolicyValueNet(ModelConfig.preset("tiny", 15)))
     args = parser.parse_args(["--selfplay-games", "2", "--simulations", "8", "--games", "2",
                               "--time-per-move", "0.02", "--workers", "0", "--vct-budget", "2000",
-                              "--match-openings", "balanced", "--match-out", str(tmp_path)])
+                              "--match-openings", "balanced", "--match-out", str(tmp_path),
+                              "--against-model", str(against)])
     r = bench.run(args)
+    assert r["against_model"] == str(against)
+    assert r["match_player"] == "vct:net:MODEL against tactics:net:AGAINST_MODEL"
+    texts = sorted(tmp_path.glob("game_*.txt"))
+    assert len(texts) == 2
+    for path in texts:
+        record = parse_text(path.read_text())
+        assert f"tactics:net:{against}" in (record.black, record.white)
     assert r["leaf_budget"] > 0 and r["root_budget"] == 10 * r["leaf_budget"]
     assert r["positions"] > 10
     for where in ("leaf", "root"):
@@ -28,7 +42,7 @@ def test_benchmark_reports_every_figure(tmp_path):
     assert 0 <= r["vct_depth3_share_found"] <= 1
     wins, draws, losses = map(int, r["match_wins_draws_losses"].split("-"))
     assert wins + draws + losses == 2
-    assert r["match_player"].startswith("vct:net:") and r["match_openings"] == "balanced"
+    assert r["match_openings"] == "balanced"
     for colour in ("black", "white"):  # one game with each colour
         assert sum(map(int, r[f"match_as_{colour}"].split("-"))) == 1
     lower, upper = r["match_elo_95"]
@@ -60,6 +74,19 @@ def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
                          (["--decided-depth", "0"], "--decided-depth must be at least 1")):
         with pytest.raises(UsageError, match=words):
             bench.run(parser.parse_args(flags))
+
+
+def test_an_against_model_that_cannot_play_the_match_is_refused_before_the_self_play(tmp_path):
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a model")
+    nine = save_model(tmp_path / "nine.pt", PolicyValueNet(ModelConfig.preset("tiny", 9)))
+    for path, words in ((tmp_path / "missing.pt", "no model file"),
+                        (corrupt, "not a readable model file"),
+                        (nine, "plays 9x9, --model 15x15")):
+        with pytest.raises(UsageError, match=f"--against-model.*{words}|{words}"):
+            bench.run(parser.parse_args(["--against-model", str(path)]))
 
 
 def test_even_openings_are_the_ones_a_player_won_with_each_colour_against_itself():

@@ -15,7 +15,9 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    opponent's VCF stopped and a move that leaves the opponent a VCT replaced; ``--match-player
    vcf`` for the VCF alone) against the same without it (``tactics:net:MODEL``: immediate wins
    and blocks only), at equal time per move, each opening played with both colours: score and
-   Elo with a 95% interval, and the score with each colour. The openings: by default ones the
+   Elo with a 95% interval, and the score with each colour. ``--against-model`` gives the
+   engine without the solver a network of its own: one trained without the VCF planes measures
+   the solver in every use, the network's inputs included. The openings: by default ones the
    engine without the solver won once with each colour against itself (with 2 random stones,
    or with openings the network calls even, black wins most games between these two players
    whoever has the solver, which hides what the solver adds). No opening is played twice with
@@ -48,6 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="VCF nodes at a root (default 10 x the leaf budget)")
     p.add_argument("--vct-depth", type=int, default=3, help="threats of the timed VCT searches")
     p.add_argument("--vct-budget", type=int, default=50_000, help="nodes of each timed VCT search")
+    p.add_argument("--against-model", metavar="PATH", default=None,
+                   help="the network of the engine without the solver (default: --model's). "
+                        "A model trained without the VCF planes measures what the solver adds "
+                        "in all its uses, network inputs included")
     p.add_argument("--games", type=int, default=40, help="engine-match games (even)")
     p.add_argument("--time-per-move", type=float, default=0.5, help="engine-match seconds a move")
     p.add_argument("--match-player", choices=("vct", "vcf"), default="vct",
@@ -240,6 +246,20 @@ def _check_arguments(args) -> None:
                          f"{args.decided_budget}")
 
 
+def _check_against_model(path: str, config) -> None:
+    """Refuse, before the minutes of self-play, a model the match could not use."""
+    from alphagomoku.bench import UsageError
+    from alphagomoku.nn.io import CheckpointError, read_model_file
+
+    try:
+        other, _ = read_model_file(path)
+    except (CheckpointError, OSError) as e:
+        raise UsageError(f"--against-model: {e}") from None
+    if (other.width, other.height) != (config.width, config.height):
+        raise UsageError(f"--against-model plays {other.width}x{other.height}, --model "
+                         f"{config.width}x{config.height}: the two engines must play one board")
+
+
 def run(args) -> dict:
     _check_arguments(args)
     from alphagomoku.eval.arena import (balanced_openings, distinct_openings, run_arena,
@@ -254,6 +274,9 @@ def run(args) -> dict:
     model = load_model(path, device="cpu").eval()
     size = model.config.width
     game = GameConfig(width=size, height=model.config.height)
+    against = args.against_model or path
+    if against != path:
+        _check_against_model(against, model.config)
     leaf = args.leaf_budget or SearchConfig().vcf_leaf_budget or 100
     root = args.root_budget or 10 * leaf
     out: dict = {"model": path, "board": f"{game.width}x{game.height}", "rule": game.rule,
@@ -293,7 +316,7 @@ def run(args) -> dict:
     })
 
     if args.games:
-        reference = f"tactics:net:{path}"
+        reference = f"tactics:net:{against}"
         openings = None
         games = args.games
         if args.match_openings == "balanced":
@@ -327,7 +350,9 @@ def run(args) -> dict:
             cw, cd, cl = match.counts(colour)
             per_colour[f"match_as_{name}"] = f"{cw}-{cd}-{cl}"
         out.update({
-            "match_player": f"{args.match_player}:net:MODEL against tactics:net:MODEL",
+            "match_player": f"{args.match_player}:net:MODEL against tactics:net:"
+                            f"{'MODEL' if against == path else 'AGAINST_MODEL'}",
+            "against_model": against,
             "match_openings": args.match_openings,
             "match_games": games,
             "match_games_asked": args.games,
