@@ -221,7 +221,10 @@ def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
     proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=1)
     os.kill(proc.pid, signal.SIGUSR1)
     time.sleep(1)
-    assert proc.poll() is None, "SIGUSR1 ended the run"
+    if proc.poll() is not None:
+        out, err = proc.communicate()
+        pytest.fail(f"SIGUSR1 ended the run (exit status {proc.returncode}); its stderr ends:\n"
+                    f"{err[-8000:]}")
     os.killpg(proc.pid, signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=60)
