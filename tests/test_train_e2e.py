@@ -140,6 +140,20 @@ def _a_run_with_a_checkpoint(run: Path, workers: int) -> subprocess.Popen:
     return proc
 
 
+def _its_output_once_ended(proc: subprocess.Popen, after: str) -> tuple[str, str]:
+    """The stdout and stderr of a run that a signal should end; a run still going 60 s
+    ``after`` it is made to print where its threads are, killed, and fails the test."""
+    try:
+        return proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGUSR1)  # the trainer prints where each thread is
+        time.sleep(2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the run went on for 60 s after {after}; its output ends:\n{out[-1500:]}\n"
+                    f"its stderr, with where its threads were, ends:\n{err[-6000:]}")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how):
@@ -150,15 +164,7 @@ def test_an_interrupt_stops_workers_and_keeps_the_last_checkpoint(tmp_path, how)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
     else:
         os.kill(proc.pid, signal.SIGTERM)  # what `kill` or a job scheduler does: the trainer alone
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGUSR1)  # the trainer prints where each thread is
-        time.sleep(2)
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"the run went on for 60 s after {how}; its output ends:\n{out[-1500:]}\n"
-                    f"its stderr, with where its threads were, ends:\n{err[-6000:]}")
+    out, err = _its_output_once_ended(proc, after=how)
     assert proc.returncode == (130 if how == "ctrl-c" else 143), err[-8000:]
     assert "interrupted (SIGINT)" in err if how == "ctrl-c" else "interrupted (SIGTERM)" in err
     state = load_checkpoint(latest)
@@ -226,11 +232,7 @@ def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
         pytest.fail(f"SIGUSR1 ended the run (exit status {proc.returncode}); its stderr ends:\n"
                     f"{err[-8000:]}")
     os.killpg(proc.pid, signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("the run went on for 60 s after ctrl-c")
+    out, err = _its_output_once_ended(proc, after="ctrl-c")
     assert "most recent call first" in err and "train.py" in err, err[-2000:]
     assert proc.returncode == 130
 
@@ -239,11 +241,7 @@ def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
 def test_a_native_crash_of_the_trainer_says_where_each_thread_was(tmp_path):
     proc = _a_run_with_a_checkpoint(tmp_path / "run", workers=0)
     os.kill(proc.pid, signal.SIGSEGV)  # as a crash inside torch, Numba or a C library would end it
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("the run went on for 60 s after SIGSEGV")
+    out, err = _its_output_once_ended(proc, after="SIGSEGV")
     assert proc.returncode == -signal.SIGSEGV
     assert "Fatal Python error: Segmentation fault" in err, err[-2000:]
     assert "most recent call first" in err and "train" in err, err[-2000:]

@@ -126,21 +126,17 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = signal.signal(signal.SIGTERM, stop)
     previous_int = signal.signal(signal.SIGINT, stop)
-    if hasattr(signal, "SIGUSR1"):
-        # For a run that seems hung: `kill -USR1 PID` prints where each of its threads is, to
-        # stderr, and the run goes on. Called in-process under a captured sys.stderr (no file
-        # descriptor), the process's own stderr is the one to write to.
-        try:
+    # Where each thread is, on the process's own stderr (in-process under a captured
+    # sys.stderr there is no file descriptor to write to): for a run that seems hung,
+    # `kill -USR1 PID` prints it and the run goes on; a native crash (a segfault, or an abort
+    # while the interpreter shuts down) prints it instead of leaving only an exit status.
+    try:
+        if hasattr(signal, "SIGUSR1"):
             faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
-        except (AttributeError, ValueError, OSError):
-            pass  # no stderr at all (pythonw): nothing to print to
-    if not faulthandler.is_enabled():
-        # A native crash (a segfault, or an abort while the interpreter shuts down) then says
-        # where every thread was, instead of leaving only an exit status to go on.
-        try:
+        if not faulthandler.is_enabled():
             faulthandler.enable(file=sys.__stderr__, all_threads=True)
-        except (AttributeError, ValueError, OSError):
-            pass
+    except (AttributeError, ValueError, OSError):
+        pass  # no stderr at all (pythonw): nothing to print to
     try:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.stop_requested = lambda: received["pending"]
