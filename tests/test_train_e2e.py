@@ -233,7 +233,7 @@ def test_sigusr1_prints_where_the_trainer_is_and_the_run_goes_on(tmp_path):
                     f"{err[-8000:]}")
     os.killpg(proc.pid, signal.SIGINT)
     out, err = _its_output_once_ended(proc, after="ctrl-c")
-    assert "most recent call first" in err and "train.py" in err, err[-2000:]
+    assert "where each thread is" in err and "train.py" in err, err[-2000:]
     assert proc.returncode == 130
 
 

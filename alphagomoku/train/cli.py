@@ -16,6 +16,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from alphagomoku import thread_dump
 from alphagomoku.progress import is_terminal
 from alphagomoku.train.config import ConfigError, TrainConfig
 
@@ -128,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     previous_int = signal.signal(signal.SIGINT, stop)
     # Where each thread is, on the process's own stderr (in-process under a captured
     # sys.stderr there is no file descriptor to write to): for a run that seems hung,
-    # `kill -USR1 PID` prints it and the run goes on; a native crash (a segfault, or an abort
-    # while the interpreter shuts down) prints it instead of leaving only an exit status.
+    # `kill -USR1 PID` prints it and the run goes on (thread_dump says why not faulthandler);
+    # a native crash (a segfault, or an abort while the interpreter shuts down) prints it
+    # instead of leaving only an exit status.
+    previous_usr1 = None
     try:
         if hasattr(signal, "SIGUSR1"):
-            faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+            previous_usr1 = thread_dump.install(signal.SIGUSR1, sys.__stderr__.fileno())
         if not faulthandler.is_enabled():
             faulthandler.enable(file=sys.__stderr__, all_threads=True)
     except (AttributeError, ValueError, OSError):
@@ -155,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
+        if previous_usr1 is not None:
+            signal.signal(signal.SIGUSR1, previous_usr1)
     if rank in (None, "0"):
         # The epoch reached, not --epochs: a time budget may have ended the run sooner.
         print(f"done: {trainer.epoch} epochs; checkpoints in {cfg.run_path / 'checkpoints'}")
