@@ -222,6 +222,45 @@ def test_the_player_replaces_a_move_that_lets_the_opponent_win_by_threats():
     assert player.last_note.endswith("no other move checked does better")
 
 
+# White to move; black threatens a VCF, i7 k7 f7. All three points stop it, but after i7 or k7
+# black still wins by threats (f5, i8): only f7 holds. From a match game of the vcf benchmark,
+# where the engine blocked at i7 and lost.
+BLOCK_ON_THE_WRONG_SIDE = ["i5", "j4", "g4", "j6", "g6", "j5", "j7", "j3", "j2", "i6", "g7", "g5",
+                           "h7"]
+
+
+def test_of_the_moves_that_stop_a_vcf_the_player_keeps_one_that_leaves_no_win_by_threats():
+    pos = Position.from_moves(BLOCK_ON_THE_WRONG_SIDE, GameConfig(width=15))
+    threat = solve_vcf(pos, attacker=BLACK)
+    assert threat.describe() == "win in 2 (i7 k7 f7)"
+    liked = ["i7", "k7", "f7"]
+
+    class Searcher:
+        name = "searcher"
+
+        def reset(self, game):
+            pass
+
+        def choose(self, position, time_left_s=None):
+            self.last_visits = np.zeros(position.config.area)
+            for i, name in enumerate(liked):
+                self.last_visits[position.index(name)] = 30 - i
+            return position.index(liked[0])
+
+    player = TacticalPlayer(Searcher(), vct=True, vcf_budget=400_000)
+    move = player.choose(pos.copy())
+    assert pos.name(move) == "f7"
+    assert player.last_note == ("vcf: opponent threatens win in 2 (i7 k7 f7); i7 would leave a "
+                                "win by threats; f7 stops it, not i7")
+    for name, black_wins in (("i7", True), ("k7", True), ("f7", False)):
+        answer = solve_vct(pos.copy().play(pos.index(name)), 2_000_000, depth=4, vcf_budget=20_000)
+        assert answer.status == ("win" if black_wins else "none"), name
+    # With the VCF alone, any move that stops the VCF does: the search's i7 stands.
+    assert TacticalPlayer(Searcher(), vcf=True).choose(pos.copy()) == pos.index("i7")
+    with pytest.raises(ValueError, match="vcf_budget must be a positive integer or None"):
+        TacticalPlayer(Searcher(), vct=True, vcf_budget=0)
+
+
 class _Thinker:
     """A searching player whose search, given more time, comes to prefer ``later``."""
 
@@ -335,7 +374,7 @@ def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatc
     budgets = []
     clock = [100.0]
 
-    def solve(position, budget, *, depth, attacker=None):
+    def solve(position, budget, *, depth, attacker=None, vcf_budget=None):
         budgets.append(budget)
         clock[0] += budget / 2_000_000  # this machine searches 2 million nodes a second
         return VctResult("none", BLACK, -1, None, budget, depth)

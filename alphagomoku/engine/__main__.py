@@ -47,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not search for wins by continuous threats (threes as well as fours), "
                         "own or the opponent's, beyond the VCF")
     p.add_argument("--vcf-budget", type=int, default=None, metavar="N",
-                   help="most solver nodes of each VCF search (default 100000; fewer when the "
-                        "move time is short)")
+                   help="most solver nodes of each VCF or VCT search (default: as many as the "
+                        "move time allows; 100000 without one)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
                         "little from more, and a tournament machine runs two engines at once)")
@@ -60,7 +60,7 @@ def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
-        from alphagomoku.eval.players import VCF_NODES, BoardFallbackPlayer, TacticalPlayer
+        from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
         from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
 
         notes = []
@@ -88,9 +88,8 @@ def player_factory(args):
         notes.append(f"player: {player.name}")
         if args.no_tactics:
             return player, notes
-        budget = VCF_NODES if args.vcf_budget is None else args.vcf_budget
         return TacticalPlayer(player, vcf=not args.no_vcf,
-                              vct=not (args.no_vcf or args.no_vct), vcf_budget=budget), notes
+                              vct=not (args.no_vcf or args.no_vct), vcf_budget=args.vcf_budget), notes
 
     return make
 

@@ -168,8 +168,11 @@ class RandomPlayer:
         return int(self._rng.choice(position.legal_moves()))
 
 
-# (TacticalPlayer) Solver nodes of each VCF search when no move time is given, and at most.
+# (TacticalPlayer) Solver nodes of each VCF or VCT search when no move time is given. With one,
+# the time sizes each search, up to TIMED_MAX_NODES: a cap of 100,000 left a VCT check that needed
+# 160,000 nodes (50 ms) "unknown" with a tenth of a second to spare, and more at longer moves.
 VCF_NODES = 100_000
+TIMED_MAX_NODES = 100_000_000
 # (TacticalPlayer) With a move time: each VCF search is sized to this share of it at the solver
 # speed below (a low estimate: `python scripts/benchmark.py vcf` measures it), never fewer nodes
 # than VCF_MIN_NODES, and the checks of defences against an opponent's VCF stop once the searches
@@ -180,6 +183,9 @@ VCF_MIN_NODES = 300
 # (TacticalPlayer) With ``vct``: the share of a move's time kept back to check the chosen move
 # against the opponent's threats, and how many other moves of its search may replace it.
 VCT_CHECK_SHARE = 0.25
+# (TacticalPlayer) The same when the opponent has a VCF: the search then only orders the few
+# moves that stop it, and which of those leaves no win by threats matters more.
+VCT_DEFENCE_CHECK_SHARE = 0.5
 VCT_ALTERNATIVES = 8
 # (TacticalPlayer) With ``vct``: when the check of the chosen move leaves at least this much of
 # its time unused (in a quiet position it proves "none" early), the inner search goes on with it.
@@ -227,16 +233,21 @@ class TacticalPlayer:
     (which implies ``vcf``), a win by continuous threats (:func:`alphagomoku.game.solve_vct`,
     threes as well as fours) is played too, deepened within VCT_OWN_SHARE of the move time; and
     when the opponent has no VCF, the inner player's move is checked: if the opponent would then
-    win by threats, the next move of its search that leaves no such win is played instead.
+    win by threats, the next move of its search that leaves no such win is played instead; when
+    it has one, the moves that stop it are checked the same way, in the order the search liked
+    them (a block on the wrong side of the line can stop the VCF and still lose).
     ``last_note`` says what it found for the last move (None when nothing), for the engine's
     MESSAGE line. A wrapped PUCT player's search gets the leaf VCF check too (VCF_LEAF_NODES),
     and with ``vct`` a VCT of the opponent after each of the root's moves (VCT_LEAF_NODES).
     """
 
-    def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int = VCF_NODES,
+    def __init__(self, inner: Player, vcf: bool = False, vcf_budget: int | None = None,
                  vct: bool = False):
-        if isinstance(vcf_budget, bool) or not isinstance(vcf_budget, int) or vcf_budget < 1:
-            raise ValueError(f"vcf_budget must be a positive integer, got {vcf_budget!r}")
+        """``vcf_budget``: the most nodes of each solver search; None: VCF_NODES without a move
+        time, and with one as many as the time allows."""
+        if vcf_budget is not None and (isinstance(vcf_budget, bool) or not isinstance(vcf_budget, int)
+                                       or vcf_budget < 1):
+            raise ValueError(f"vcf_budget must be a positive integer or None, got {vcf_budget!r}")
         vcf = vcf or vct
         self.inner = inner
         self.name = inner.name
@@ -261,11 +272,17 @@ class TacticalPlayer:
 
                 solve_vct(Position(game), 1)
 
+    def _node_cap(self, timed: bool) -> int:
+        """The most nodes of one solver search (a timed one also stops at its time)."""
+        if self.vcf_budget is not None:
+            return self.vcf_budget
+        return TIMED_MAX_NODES if timed else VCF_NODES
+
     def _vcf_nodes(self, time_left_s: float | None) -> int:
         if time_left_s is None:
-            return self.vcf_budget
+            return self._node_cap(timed=False)
         nodes = int(VCF_TIME_SHARE * time_left_s * VCF_NODES_PER_S)
-        return max(VCF_MIN_NODES, min(self.vcf_budget, nodes))
+        return max(VCF_MIN_NODES, min(self._node_cap(timed=True), nodes))
 
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
@@ -289,7 +306,7 @@ class TacticalPlayer:
 
             # Its threats were checked against the opponent's VCF, so it goes before the threat.
             deadline = None if time_left_s is None else start + VCT_OWN_SHARE * time_left_s
-            mine = vct_until(position, deadline, budget=self.vcf_budget)
+            mine = vct_until(position, deadline, budget=self._node_cap(deadline is not None))
             if mine is not None and mine.found:
                 self.last_note = f"vct: {mine.describe()}"
                 return mine.first_move
@@ -298,57 +315,85 @@ class TacticalPlayer:
         if threat.found:
             deadline = None if time_left_s is None else start + VCF_TIME_SHARE * time_left_s
             defences = vcf_defences(position, threat, max(1, nodes // 4), deadline)
+        # With vct, time is kept back to check the move below against the opponent's threats;
+        # when the opponent has a VCF, only where there are defences to choose between.
+        check = self.vct and (not threat.found or len(defences) > 1)
         check_s = None
         if time_left_s is not None:
             time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
-            if self.vct and not threat.found:  # kept back for the check of the move below
-                check_s = VCT_CHECK_SHARE * time_left_s
+            if check:
+                check_s = (VCT_DEFENCE_CHECK_SHARE if threat.found else VCT_CHECK_SHARE) * time_left_s
                 time_left_s -= check_s
         move = self.inner.choose(position, time_left_s)
-        if self.vct and not threat.found:
-            deadline = None if check_s is None else time.monotonic() + check_s
-            move = self._keep_clear_of_threats(position, move, deadline)
-            if deadline is not None and self.last_note is None:
-                move = self._think_more(position, move, deadline)
+        deadline = None if check_s is None else time.monotonic() + check_s
+        if not threat.found:
+            if check:
+                move = self._keep_clear_of_threats(position, move, deadline)
+                if deadline is not None and self.last_note is None:
+                    move = self._think_more(position, move, deadline)
             return move
-        if threat.found:
-            note = f"vcf: opponent threatens {threat.describe()}"
-            if defences and move not in defences:
-                note += f"; {position.name(defences[0])} stops it, not {position.name(move)}"
-                move = defences[0]
-            elif not defences:
-                note += "; no defence proved"
-            self.last_note = note
-        return move
+        note = f"vcf: opponent threatens {threat.describe()}"
+        if not defences:
+            self.last_note = note + "; no defence proved"
+            return move
+        # A move that stops the VCF can still leave a win by threats (a block on the wrong side
+        # of the line): the defences are checked in the order the inner search liked them.
+        ranked = self._by_visits(defences, first=move)
+        chosen = ranked[0]
+        if check:
+            found, lost = self._first_clear_of_threats(position, ranked, deadline)
+            if lost:
+                note += (f"; {position.name(ranked[0])} would leave a win by threats" if found is not None
+                         else "; every defence checked leaves a win by threats")
+            chosen = ranked[0] if found is None else found
+        if chosen != move:
+            note += f"; {position.name(chosen)} stops it, not {position.name(move)}"
+        self.last_note = note
+        return chosen
+
+    def _by_visits(self, moves: list[int], first: int) -> list[int]:
+        """``moves`` with ``first`` (if among them) ahead, then by the inner search's visits
+        (most first), ties in the order given."""
+        visits = getattr(self.inner, "last_visits", None)
+        return sorted(moves, key=lambda m: (m != first, 0.0 if visits is None else -float(visits[m])))
+
+    def _first_clear_of_threats(self, position: Position, moves: list[int],
+                                deadline: float | None) -> tuple[int | None, list[int]]:
+        """The first of ``moves`` (the player's own choice first) that is not lost to a win by
+        threats of the opponent, each searched with half the time left: the first move unless
+        its search proves a win, a later one only if its search ran and found none (None when
+        no move qualifies before ``deadline``); and the moves proved lost before it."""
+        lost = []
+        for i, m in enumerate(moves):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            until = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
+            answer = self._opponent_wins(position, m, until)
+            if answer is not None and answer.found:
+                lost.append(m)
+            elif i == 0 or answer is not None:
+                return m, lost
+        return None, lost
 
     def _keep_clear_of_threats(self, position: Position, move: int,
                                deadline: float | None) -> int:
         """``move``, unless the opponent would then win by threats: then the most visited move
-        of the inner player's search after which it would not, tried until ``deadline``. The
-        chosen move's check may use half the time left, each other move's half of what is then
-        left."""
-        def opponent_wins(m: int):
-            until = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
-            return self._opponent_wins(position, m, until)
-
-        answer = opponent_wins(move)
-        if answer is None or not answer.found:
-            return move
-        note = f"vct: {position.name(move)} lets the opponent win by threats"
+        of the inner player's search after which it would not, tried until ``deadline``."""
         visits = getattr(self.inner, "last_visits", None)
+        others = []
         if visits is not None:
             legal = position.legal_mask()
-            order = [int(m) for m in np.argsort(-np.asarray(visits), kind="stable")
-                     if legal[m] and visits[m] > 0 and m != move]
-            for m in order[:VCT_ALTERNATIVES]:
-                if deadline is not None and time.monotonic() > deadline:
-                    break
-                answer = opponent_wins(m)
-                if answer is not None and not answer.found:  # searched, and no win found
-                    self.last_note = f"{note}; {position.name(m)} does not"
-                    return m
-        self.last_note = f"{note}; no other move checked does better"
-        return move
+            others = [int(m) for m in np.argsort(-np.asarray(visits), kind="stable")
+                      if legal[m] and visits[m] > 0 and m != move][:VCT_ALTERNATIVES]
+        chosen, lost = self._first_clear_of_threats(position, [move] + others, deadline)
+        if not lost:
+            return move
+        note = f"vct: {position.name(move)} lets the opponent win by threats"
+        if chosen is None:
+            self.last_note = f"{note}; no other move checked does better"
+            return move
+        self.last_note = f"{note}; {position.name(chosen)} does not"
+        return chosen
 
     def _opponent_wins(self, position: Position, m: int, until: float | None):
         """The opponent's VCT answer after ``m``, searched until ``until``; None when no search
@@ -357,7 +402,7 @@ class TacticalPlayer:
 
         position.play(m)
         try:
-            return vct_until(position, until, budget=self.vcf_budget)
+            return vct_until(position, until, budget=self._node_cap(until is not None))
         finally:
             position.undo()
 
