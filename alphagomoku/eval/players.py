@@ -245,8 +245,8 @@ class TacticalPlayer:
                  vct: bool = False):
         """``vcf_budget``: the most nodes of each solver search; None: VCF_NODES without a move
         time, and with one as many as the time allows."""
-        if vcf_budget is not None and (isinstance(vcf_budget, bool) or not isinstance(vcf_budget, int)
-                                       or vcf_budget < 1):
+        if vcf_budget is not None and (isinstance(vcf_budget, bool)
+                                       or not isinstance(vcf_budget, int) or vcf_budget < 1):
             raise ValueError(f"vcf_budget must be a positive integer or None, got {vcf_budget!r}")
         vcf = vcf or vct
         self.inner = inner
@@ -322,7 +322,8 @@ class TacticalPlayer:
         if time_left_s is not None:
             time_left_s = max(0.0, time_left_s - (time.monotonic() - start))
             if check:
-                check_s = (VCT_DEFENCE_CHECK_SHARE if threat.found else VCT_CHECK_SHARE) * time_left_s
+                share = VCT_DEFENCE_CHECK_SHARE if threat.found else VCT_CHECK_SHARE
+                check_s = share * time_left_s
                 time_left_s -= check_s
         move = self.inner.choose(position, time_left_s)
         deadline = None if check_s is None else time.monotonic() + check_s
@@ -342,9 +343,10 @@ class TacticalPlayer:
         chosen = ranked[0]
         if check:
             found, lost = self._first_clear_of_threats(position, ranked, deadline)
-            if lost:
-                note += (f"; {position.name(ranked[0])} would leave a win by threats" if found is not None
-                         else "; every defence checked leaves a win by threats")
+            if lost and found is None:
+                note += "; every defence checked leaves a win by threats"
+            elif lost:
+                note += f"; {position.name(ranked[0])} would leave a win by threats"
             chosen = ranked[0] if found is None else found
         if chosen != move:
             note += f"; {position.name(chosen)} stops it, not {position.name(move)}"
@@ -355,7 +357,9 @@ class TacticalPlayer:
         """``moves`` with ``first`` (if among them) ahead, then by the inner search's visits
         (most first), ties in the order given."""
         visits = getattr(self.inner, "last_visits", None)
-        return sorted(moves, key=lambda m: (m != first, 0.0 if visits is None else -float(visits[m])))
+        if visits is None:
+            return sorted(moves, key=lambda m: m != first)
+        return sorted(moves, key=lambda m: (m != first, -float(visits[m])))
 
     def _first_clear_of_threats(self, position: Position, moves: list[int],
                                 deadline: float | None) -> tuple[int | None, list[int]]:
