@@ -428,6 +428,7 @@ def _load_script(name: str):
 
 def _parsers() -> dict:
     from alphagomoku.engine.__main__ import build_parser as engine_parser
+    from alphagomoku.eval.decided import build_parser as decided_parser
 
     return {
         "scripts/train.py": cli.build_parser(),
@@ -437,6 +438,7 @@ def _parsers() -> dict:
         "scripts/benchmark.py": _load_script("benchmark").build_parser(),
         "scripts/export_model.py": _load_script("export_model").build_parser(),
         "pbrain-alphagomoku": engine_parser(),
+        "-m alphagomoku.eval.decided": decided_parser(),
     }
 
 
@@ -449,6 +451,9 @@ def _documented_commands():
                 if line.startswith(("scripts/", "pbrain-alphagomoku")):
                     words = shlex.split(line)
                     yield page, words[0], words[1:]
+                elif line.startswith("-m alphagomoku.eval.decided"):
+                    words = shlex.split(line)
+                    yield page, " ".join(words[:2]), words[2:]
 
 
 def test_the_commands_in_the_pages_are_accepted_by_the_scripts():

@@ -22,6 +22,7 @@ The moves of the arena's opening are not the players' and are not looked at.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,3 +173,91 @@ def _read_games(games: dict, depth: int, budget: int, workers: int, read=decidin
                                    f"memory, or killed); games {left} (numbered from 0) were "
                                    f"not read") from e
             yield futures[future], found
+
+
+def read_folder(folder, depth: int = DEPTH, budget: int = BUDGET, workers: int = 0,
+                progress: bool = False) -> list[dict]:
+    """Where each game saved in ``folder`` (the ``game_*.txt`` records that ``scripts/
+    evaluate.py --out`` and ``benchmark.py vcf --match-out`` write) was decided: one row per
+    game, in file order, with its loser's name (``loser_name``) and the deciding move's fields
+    (``kind`` "draw" for a drawn game, "none" where there is no deciding move)."""
+    import dataclasses
+    from pathlib import Path
+
+    from alphagomoku.records import parse_text
+
+    paths = sorted(Path(folder).glob("game_*.txt"))
+    if not paths:
+        raise FileNotFoundError(f"{folder}: no game_*.txt records here")
+    records = [parse_text(p.read_text(), source=str(p)) for p in paths]
+    found = deciding_moves(records, depth, budget, workers, progress)
+    rows = []
+    for i, (path, record) in enumerate(zip(paths, records)):
+        row = {"file": path.name, "black": record.black, "white": record.white}
+        if record.winner not in (BLACK, WHITE):
+            rows.append({**row, "kind": "draw"})
+            continue
+        row["loser_name"] = record.white if record.winner == BLACK else record.black
+        move = found[i]
+        rows.append({**row, **({"kind": "none"} if move is None
+                               else {"kind": move.kind, **dataclasses.asdict(move)})})
+    return rows
+
+
+def build_parser():
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m alphagomoku.eval.decided",
+                                description="Where each game saved in DIR was decided: the "
+                                            "loser's first move after which the winner had a "
+                                            "proved win by threats.")
+    p.add_argument("folder", metavar="DIR", help="folder of game_*.txt records")
+    p.add_argument("--depth", type=int, default=DEPTH,
+                   help=f"free threats of each VCT search (default {DEPTH})")
+    p.add_argument("--budget", type=int, default=BUDGET,
+                   help=f"nodes of each VCT search (default {BUDGET})")
+    p.add_argument("--workers", type=int, default=0,
+                   help="spawned processes reading games (default 0: this one)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m alphagomoku.eval.decided DIR``: read saved games again, at another depth or
+    budget than the benchmark's, without playing them again."""
+    import json
+    from collections import Counter
+
+    p = build_parser()
+    args = p.parse_args(argv)
+    for flag, value in (("--depth", args.depth), ("--budget", args.budget)):
+        if value < 1:
+            p.error(f"{flag} must be at least 1, got {value}")
+    if args.workers < 0:
+        p.error(f"--workers must be 0 or more, got {args.workers}")
+    try:
+        rows = read_folder(args.folder, args.depth, args.budget, args.workers,
+                           progress=not args.json)
+    except (OSError, ValueError) as e:  # a missing folder, a record that cannot be read
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        if row["kind"] in ("draw", "none"):
+            print(f"{row['file']}: {row['kind']}")
+            continue
+        colour = "black" if row["loser"] == BLACK else "white"
+        safe = f" (safe: {' '.join(row['safe'])})" if row["safe"] else ""
+        print(f"{row['file']}: {colour} lost at move {row['ply'] + 1}, {row['name']}; the win "
+              f"after it takes {row['threats']} threats; {row['kind']}{safe}")
+    print("losses by player and kind:")
+    counts = Counter((row["loser_name"], row["kind"]) for row in rows if "loser_name" in row)
+    for (name, kind), count in sorted(counts.items()):
+        print(f"  {name}: {kind} {count}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
