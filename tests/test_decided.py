@@ -93,9 +93,10 @@ def test_saved_games_are_read_again_with_each_loss_put_to_its_player(tmp_path, c
     _saved_match(tmp_path)
     assert main([str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "game_0000.txt: white lost at move 6, a9; the win after it takes 1 threats; " \
-           "blunder (safe: d5 h5)" in out
-    assert "game_0001.txt: white lost at move 8, d5;" in out and "already lost" in out
+    assert "game_0000.txt: white lost at move 6, a9, after which the winner had a win by " \
+           "1 threat; blunder (safe: d5 h5)" in out
+    assert "game_0001.txt: white lost at move 8, d5, after which" in out
+    assert "1 threat; already lost\n" in out
     assert "game_0002.txt: draw" in out
     assert "  plain: blunder 1" in out and "  solver: already lost 1" in out
 

@@ -205,6 +205,7 @@ def read_folder(folder, depth: int = DEPTH, budget: int = BUDGET, workers: int =
 
 
 def build_parser():
+    """The command line of :func:`main` (also read by the docs' tests)."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m alphagomoku.eval.decided",
@@ -245,13 +246,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     for row in rows:
-        if row["kind"] in ("draw", "none"):
-            print(f"{row['file']}: {row['kind']}")
+        if row["kind"] == "draw":
+            print(f"{row['file']}: draw")
+            continue
+        if row["kind"] == "none":
+            print(f"{row['file']}: {row['loser_name']} lost; no deciding move found")
             continue
         colour = "black" if row["loser"] == BLACK else "white"
+        threats = f"{row['threats']} threat" + ("s" if row["threats"] != 1 else "")
         safe = f" (safe: {' '.join(row['safe'])})" if row["safe"] else ""
-        print(f"{row['file']}: {colour} lost at move {row['ply'] + 1}, {row['name']}; the win "
-              f"after it takes {row['threats']} threats; {row['kind']}{safe}")
+        print(f"{row['file']}: {colour} lost at move {row['ply'] + 1}, {row['name']}, after "
+              f"which the winner had a win by {threats}; {row['kind']}{safe}")
     print("losses by player and kind:")
     counts = Counter((row["loser_name"], row["kind"]) for row in rows if "loser_name" in row)
     for (name, kind), count in sorted(counts.items()):
