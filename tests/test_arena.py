@@ -315,6 +315,30 @@ def test_a_match_reports_its_pairs_of_games_when_it_has_them():
         assert result.to_dict()["elo_paired"] is None and "by pairs" not in result.summary()
 
 
+def test_pairs_one_colour_won_twice_are_counted_and_left_out_of_the_other_pairs_score():
+    game = GAME9
+    opening = [40, 41]
+    black = GameRecord(game=game, moves=opening + [31], winner=BLACK, opening=2)
+    white = GameRecord(game=game, moves=opening + [32, 33], winner=WHITE, opening=2)
+    drawn = GameRecord(game=game, moves=opening + [32], winner=DRAW, opening=2)
+    # Pairs: black twice (A 1 of 2), white twice (1 of 2), A wins both (2), A draws and wins
+    # as black (1.5), A loses both (0).
+    r = ArenaResult("a", "b", game, records=[black, black, white, white, black, white,
+                                             black, drawn, white, black],
+                    a_black=[True, False, True, False, True, False, True, False, True, False])
+    assert r.pair_scores == [1.0, 1.0, 2.0, 1.5, 0.0]
+    assert r.pairs_by_colour == {"black": 1, "white": 1, "other": 3}
+    assert r.score_other_pairs == (2.0 + 1.5 + 0.0) / 6
+    assert r.to_dict()["pairs_by_colour"] == {"black": 1, "white": 1, "other": 3}
+    assert "pairs won twice by black 1, by white 1; A's score over the other 3: 0.583" \
+        in r.summary()
+    split = ArenaResult("a", "b", game, records=[black, black], a_black=[True, False])
+    assert split.pairs_by_colour == {"black": 1, "white": 0, "other": 0}
+    assert split.score_other_pairs is None
+    unpaired = ArenaResult("a", "b", game, records=[black, black], a_black=[True, True])
+    assert unpaired.pairs_by_colour is None and unpaired.score_other_pairs is None
+
+
 def test_random_player_is_seeded_and_legal():
     pos = Position.from_moves(["e5", "e6"], GAME9)
     a = [RandomPlayer(seed=3).choose(pos) for _ in range(3)]

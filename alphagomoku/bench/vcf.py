@@ -367,6 +367,10 @@ def run(args) -> dict:
             # honest one (eval/elo.py), and the pairs are kept so that matches can be pooled.
             "match_elo_95_by_pairs": None if paired is None else [paired.lower, paired.upper],
             "match_pair_scores": match.pair_scores,
+            # Pairs one colour won twice score 1 of 2 for either engine: they dilute the score
+            # towards 0.5 whatever the solver is worth; the other pairs are where it can show.
+            "match_pairs_by_colour": match.pairs_by_colour,
+            "match_score_other_pairs": match.score_other_pairs,
             "match_mean_moves": float(np.mean([len(r.moves) for r in match.records])),
             "match_seconds": match.seconds,
         })

@@ -261,6 +261,37 @@ class ArenaResult:
         return [self.outcome(i) + self.outcome(i + 1) for i in range(0, n, 2)]
 
     @property
+    def pairs_by_colour(self) -> dict | None:
+        """How the pairs went by colour: ``{"black": k, "white": m, "other": rest}``, k pairs
+        won twice by black and m twice by white; None when the games do not come in pairs.
+        Such a pair scores 1 of 2 for either player, however much stronger one is: a match on
+        openings that one colour wins anyway stays near 0.5, and only the other pairs can
+        move it (:attr:`score_other_pairs`)."""
+        if self.pair_scores is None:
+            return None
+        counts = {"black": 0, "white": 0, "other": 0}
+        for first, second in zip(self.records[0::2], self.records[1::2]):
+            if first.winner == second.winner == BLACK:
+                counts["black"] += 1
+            elif first.winner == second.winner == WHITE:
+                counts["white"] += 1
+            else:
+                counts["other"] += 1
+        return counts
+
+    @property
+    def score_other_pairs(self) -> float | None:
+        """A's score over the pairs that neither colour won twice (None when there are none or
+        the games do not come in pairs)."""
+        pairs = self.pair_scores
+        if pairs is None:
+            return None
+        kept = [score for score, first, second
+                in zip(pairs, self.records[0::2], self.records[1::2])
+                if not (first.winner == second.winner and first.winner in (BLACK, WHITE))]
+        return sum(kept) / (2 * len(kept)) if kept else None
+
+    @property
     def paired_elo(self) -> EloEstimate | None:
         """The Elo interval over pairs of games (see :mod:`alphagomoku.eval.elo`), or None."""
         pairs = self.pair_scores
@@ -293,8 +324,15 @@ class ArenaResult:
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",
             f"  {self.elo}",
         ] + ([f"  by pairs of games on one opening: {paired}"] if paired is not None else [])
+          + ([self._colour_pairs_line()] if paired is not None else [])
           + ([f"  {self.repeated_games} games repeat an earlier one move for move; the interval "
               f"counts them as new games"] if self.repeated_games else []))
+
+    def _colour_pairs_line(self) -> str:
+        c = self.pairs_by_colour
+        other = self.score_other_pairs
+        return (f"  pairs won twice by black {c['black']}, by white {c['white']}; A's score over "
+                f"the other {c['other']}: {_fmt_score(other)}")
 
     def to_dict(self) -> dict:
         w, d, l = self.counts()
@@ -309,6 +347,7 @@ class ArenaResult:
             "elo": self.elo.to_dict(), "repeated_games": self.repeated_games,
             "elo_paired": None if paired is None else paired.to_dict(),
             "pair_scores": self.pair_scores,
+            "pairs_by_colour": self.pairs_by_colour, "score_other_pairs": self.score_other_pairs,
             "seconds": self.seconds,
         }
 
