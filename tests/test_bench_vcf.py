@@ -61,6 +61,30 @@ def test_benchmark_reports_every_figure(tmp_path):
         assert row["kind"] == "none" or row["ply"] >= 0 and isinstance(row["safe"], list)
 
 
+def test_openings_screened_again_are_the_only_ones_played(tmp_path, monkeypatch):
+    from alphagomoku.eval import arena
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    asked = {}
+
+    def first_only(spec, candidates, game, count, seed, workers, time_per_move, device,
+                   progress):
+        asked.update(spec=spec, candidates=len(candidates), time_per_move=time_per_move)
+        return [tuple(candidates[0])], len(candidates)
+
+    monkeypatch.setattr(arena, "even_openings", first_only)
+    args = parser.parse_args(["--selfplay-games", "1", "--simulations", "8", "--games", "4",
+                              "--time-per-move", "0.02", "--workers", "0", "--vct-budget", "200",
+                              "--match-openings", "balanced", "--decided-budget", "0",
+                              "--rescreen-time-per-move", "0.03"])
+    r = bench.run(args)
+    assert asked["candidates"] == 2 and asked["time_per_move"] == 0.03
+    assert asked["spec"].startswith("tactics:net:")  # the engine without the solver screens
+    assert r["match_openings_even_again"] == "1 of 2"
+    assert r["match_games"] == 2 and len(r["match_pair_scores"]) == 1
+
+
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
@@ -71,7 +95,10 @@ def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
                          (["--selfplay-games", "0"], "--selfplay-games must be at least 1"),
                          (["--workers", "-1"], "--workers must be 0"),
                          (["--decided-budget", "-1"], "--decided-budget must be 0"),
-                         (["--decided-depth", "0"], "--decided-depth must be at least 1")):
+                         (["--decided-depth", "0"], "--decided-depth must be at least 1"),
+                         (["--rescreen-time-per-move", "0"], "--rescreen-time-per-move must be"),
+                         (["--match-openings", "centre", "--rescreen-time-per-move", "0.5"],
+                          "centre has none to screen")):
         with pytest.raises(UsageError, match=words):
             bench.run(parser.parse_args(flags))
 

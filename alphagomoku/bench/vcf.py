@@ -65,6 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "close to even; centre: two random stones near the centre")
     p.add_argument("--screen-time-per-move", type=float, default=0.1,
                    help="seconds a move of the games that pick the even openings")
+    p.add_argument("--rescreen-time-per-move", type=float, default=None, metavar="SECONDS",
+                   help="screen the match's openings again at this many seconds a move (the "
+                        "match's own, say) and keep only those even again: openings even at "
+                        "the screen's 0.1 s are often won twice by black at 0.5 s")
     p.add_argument("--decided-depth", type=int, default=4,
                    help="free threats of the VCT search that finds where each match game was "
                         "decided (eval/decided.py)")
@@ -234,6 +238,13 @@ def _check_arguments(args) -> None:
                         ("--screen-time-per-move", args.screen_time_per_move)):
         if not value > 0:
             raise UsageError(f"{flag} must be a positive number of seconds, got {value}")
+    if args.rescreen_time_per_move is not None:
+        if not args.rescreen_time_per_move > 0:
+            raise UsageError(f"--rescreen-time-per-move must be a positive number of seconds, "
+                             f"got {args.rescreen_time_per_move}")
+        if args.match_openings == "centre":
+            raise UsageError("--rescreen-time-per-move screens even or balanced openings; "
+                             "--match-openings centre has none to screen")
     for flag, value in (("--selfplay-games", args.selfplay_games),
                         ("--simulations", args.simulations),
                         ("--decided-depth", args.decided_depth)):
@@ -334,6 +345,17 @@ def run(args) -> dict:
             if not openings:
                 raise SystemExit("benchmark vcf: no even opening found; try --match-openings "
                                  "balanced")
+        if args.rescreen_time_per_move:
+            from alphagomoku.eval.arena import even_openings
+
+            screened = len(openings)
+            openings, _ = even_openings(reference, openings, game, screened, args.seed + 2,
+                                        args.workers, args.rescreen_time_per_move, "cpu",
+                                        progress=True)
+            out["match_openings_even_again"] = f"{len(openings)} of {screened}"
+            if not openings:
+                raise SystemExit(f"benchmark vcf: none of the {screened} openings was even "
+                                 f"again at {args.rescreen_time_per_move} s a move")
         if openings is not None and len(openings) < games // 2:
             games = 2 * len(openings)
             print(f"benchmark vcf: only {len(openings)} distinct {args.match_openings} openings "
