@@ -260,6 +260,14 @@ class ArenaResult:
                 return None
         return [self.outcome(i) + self.outcome(i + 1) for i in range(0, n, 2)]
 
+    def _pair_colours(self) -> list[int | None] | None:
+        """For each pair of games, the colour that won both (BLACK or WHITE), else None; None
+        when the games do not come in pairs."""
+        if self.pair_scores is None:
+            return None
+        return [first.winner if first.winner == second.winner in (BLACK, WHITE) else None
+                for first, second in zip(self.records[0::2], self.records[1::2])]
+
     @property
     def pairs_by_colour(self) -> dict | None:
         """How the pairs went by colour: ``{"black": k, "white": m, "other": rest}``, k pairs
@@ -267,28 +275,20 @@ class ArenaResult:
         Such a pair scores 1 of 2 for either player, however much stronger one is: a match on
         openings that one colour wins anyway stays near 0.5, and only the other pairs can
         move it (:attr:`score_other_pairs`)."""
-        if self.pair_scores is None:
+        colours = self._pair_colours()
+        if colours is None:
             return None
-        counts = {"black": 0, "white": 0, "other": 0}
-        for first, second in zip(self.records[0::2], self.records[1::2]):
-            if first.winner == second.winner == BLACK:
-                counts["black"] += 1
-            elif first.winner == second.winner == WHITE:
-                counts["white"] += 1
-            else:
-                counts["other"] += 1
-        return counts
+        return {"black": colours.count(BLACK), "white": colours.count(WHITE),
+                "other": colours.count(None)}
 
     @property
     def score_other_pairs(self) -> float | None:
         """A's score over the pairs that neither colour won twice (None when there are none or
         the games do not come in pairs)."""
-        pairs = self.pair_scores
-        if pairs is None:
+        colours = self._pair_colours()
+        if colours is None:
             return None
-        kept = [score for score, first, second
-                in zip(pairs, self.records[0::2], self.records[1::2])
-                if not (first.winner == second.winner and first.winner in (BLACK, WHITE))]
+        kept = [score for score, colour in zip(self.pair_scores, colours) if colour is None]
         return sum(kept) / (2 * len(kept)) if kept else None
 
     @property
