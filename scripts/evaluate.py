@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from alphagomoku.eval.arena import ArenaError, balanced_openings, run_arena
+from alphagomoku.eval.arena import ArenaError, balanced_openings, run_arena, saved_openings
 from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, parse_player_spec
 from alphagomoku.game import GameConfig
 from alphagomoku.game.constants import RULE_NAMES
@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--player-a", required=True, metavar="SPEC", help=f"the player measured ({SPEC_FORMS})")
     p.add_argument("--player-b", required=True, metavar="SPEC", help="the reference player")
-    p.add_argument("--games", type=int, default=20, help="even number of games (default 20)")
+    p.add_argument("--games", type=int, default=None,
+                   help="even number of games (default 20; with --openings-from, two for each "
+                        "opening there)")
     p.add_argument("--board-size", type=int, default=15, help="board width and height (default 15)")
     p.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win (default 5)")
     p.add_argument("--rule", default="freestyle", choices=sorted(RULE_NAMES), help="default freestyle")
@@ -39,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: openings of 2-6 stones that the network in MODEL values close "
                         "to even (between similar players, two stones let black win nearly "
                         "every game)")
+    p.add_argument("--openings-from", metavar="DIR", default=None,
+                   help="instead: the openings of the games saved in DIR (by --out here or "
+                        "benchmark.py vcf --match-out), each once up to symmetry, to play a "
+                        "match's openings again with other players or another time a move")
     p.add_argument("--time-per-move", type=float, default=None, metavar="SECONDS",
                    help="time limit of each move's search (default: none, the specs' counts decide)")
     p.add_argument("--device", default="auto", help="device for network players (default auto)")
@@ -60,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         game = GameConfig(width=args.board_size, n_in_row=args.n_in_row, rule=args.rule)
     except ValueError as e:
         parser.error(str(e))
-    if args.games < 2 or args.games % 2:
+    if args.balanced_openings and args.openings_from:
+        parser.error("--balanced-openings and --openings-from both choose the openings: give one")
+    if args.openings_from and not os.path.isdir(args.openings_from):
+        parser.error(f"--openings-from: no folder at {args.openings_from}")
+    if args.games is None and not args.openings_from:
+        args.games = 20
+    if args.games is not None and (args.games < 2 or args.games % 2):
         parser.error(f"--games must be an even number of at least 2 (each opening is played with "
                      f"both colours), got {args.games}")
     if args.opening_moves < 0:
@@ -71,12 +83,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--time-per-move must be a positive number of seconds, got {args.time_per_move}")
     if args.balanced_openings and not os.path.isfile(args.balanced_openings):
         parser.error(f"--balanced-openings: no model file at {args.balanced_openings}")
-    workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, args.games)
 
     try:
         openings = None
-        if args.balanced_openings:
+        if args.openings_from:
+            openings = saved_openings(args.openings_from, game)
+            if args.games is None:
+                args.games = 2 * len(openings)
+            elif args.games > 2 * len(openings):
+                raise ValueError(f"--games {args.games}: {args.openings_from} holds "
+                                 f"{len(openings)} distinct openings, enough for "
+                                 f"{2 * len(openings)} games")
+            openings = openings[:args.games // 2]
+        elif args.balanced_openings:
             openings = balanced_openings(args.balanced_openings, game, args.games // 2, args.seed)
+        workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, args.games)
         result = run_arena(
             args.player_a, args.player_b, args.games, game, workers=workers, seed=args.seed,
             opening_moves=args.opening_moves, time_per_move=args.time_per_move,

@@ -159,6 +159,36 @@ def test_evaluate_script_json_and_records(tmp_path):
     assert json.loads((tmp_path / "summary.json").read_text()) == result
 
 
+def _openings(folder):
+    from alphagomoku.records import parse_text
+
+    records = [parse_text(f.read_text()) for f in sorted(folder.glob("game_*.txt"))]
+    return [tuple(r.moves[:r.opening]) for r in records]
+
+
+def test_evaluate_script_plays_the_openings_of_saved_games_again(tmp_path):
+    first, again = tmp_path / "first", tmp_path / "again"
+    common = ["--player-a", "random", "--player-b", "random", "--board-size", "9",
+              "--workers", "0", "--no-progress", "--json"]
+    r = run_script("evaluate.py", *common, "--games", "6", "--seed", "3", "--out", str(first))
+    assert r.returncode == 0, r.stderr
+    r = run_script("evaluate.py", *common, "--seed", "4", "--openings-from", str(first),
+                   "--out", str(again))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["games"] == 6  # two games for each of the 3 openings there
+    assert _openings(again) == _openings(first)
+    assert _openings(first)[0::2] == _openings(first)[1::2]  # each played with both colours
+
+    r = run_script("evaluate.py", *common, "--games", "8", "--openings-from", str(first))
+    assert r.returncode == 1 and "holds 3 distinct openings, enough for 6 games" in r.stderr
+    r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--workers",
+                   "0", "--openings-from", str(first))
+    assert r.returncode == 1 and "a game on 9x9, 5 in a row, freestyle, but this match plays " \
+        "15x15" in r.stderr
+    r = run_script("evaluate.py", *common, "--openings-from", str(tmp_path))
+    assert r.returncode == 1 and "no game_*.txt records here" in r.stderr
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -170,6 +200,10 @@ def test_evaluate_script_json_and_records(tmp_path):
         (["--player-a", "net:/no/model.pt", "--player-b", "random"], "no model file at /no/model.pt"),
         (["--player-a", "random", "--player-b", "random", "--balanced-openings", "/no/model.pt"],
          "--balanced-openings: no model file at /no/model.pt"),
+        (["--player-a", "random", "--player-b", "random", "--openings-from", "/no/dir"],
+         "--openings-from: no folder at /no/dir"),
+        (["--player-a", "random", "--player-b", "random", "--openings-from", "/tmp",
+          "--balanced-openings", "/tmp/m.pt"], "both choose the openings: give one"),
     ],
 )
 def test_evaluate_script_validates(args, message):

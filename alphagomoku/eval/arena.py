@@ -56,6 +56,32 @@ def distinct_openings(openings: list, game: GameConfig) -> list[tuple[int, ...]]
     return out
 
 
+def _rules(game: GameConfig) -> str:
+    return f"{game.width}x{game.height}, {game.n_in_row} in a row, {game.rule}"
+
+
+def saved_openings(folder, game: GameConfig) -> list[tuple[int, ...]]:
+    """The openings of the games saved in ``folder`` (the ``game_*.txt`` records that
+    ``scripts/evaluate.py --out`` and ``benchmark.py vcf --match-out`` write), in file order,
+    each once up to the board's symmetries: to play a match's openings again with other players
+    or another time a move. Records of another board or rule are refused, not skipped."""
+    from pathlib import Path
+
+    from alphagomoku.records import parse_text
+
+    paths = sorted(Path(folder).glob("game_*.txt"))
+    if not paths:
+        raise ValueError(f"{folder}: no game_*.txt records here")
+    openings = []
+    for path in paths:
+        record = parse_text(path.read_text(encoding="utf-8"), source=str(path))
+        if record.game != game:
+            raise ValueError(f"{path}: a game on {_rules(record.game)}, but this match plays "
+                             f"{_rules(game)}")
+        openings.append(tuple(record.moves[:record.opening]))
+    return distinct_openings(openings, game)
+
+
 def make_openings(game: GameConfig, count: int, moves: int = 2, seed: int = 0,
                   radius: int = _CENTRE_RADIUS) -> list[tuple[int, ...]]:
     """``count`` short openings of ``moves`` stones each, on points within ``radius`` of the
