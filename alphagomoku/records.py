@@ -263,3 +263,12 @@ def parse_text(text: str, source: str = "<text>") -> GameRecord:
     return GameRecord(game=game, moves=list(position.moves), black=header.get("black", "black"),
                       white=header.get("white", "white"), winner=winner,
                       reason=header.get("reason", ""), opening=opening)
+
+
+def read_saved_games(folder) -> list[tuple[Path, GameRecord]]:
+    """The games saved in ``folder`` as ``game_*.txt`` (what ``scripts/evaluate.py --out`` and
+    ``benchmark.py vcf --match-out`` write), in file order, each with its path."""
+    paths = sorted(Path(folder).glob("game_*.txt"))
+    if not paths:
+        raise FileNotFoundError(f"{folder}: no game_*.txt records here")
+    return [(p, parse_text(p.read_text(encoding="utf-8"), source=str(p))) for p in paths]

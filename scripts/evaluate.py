@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             out_dir=args.out, device=args.device, progress=not args.no_progress,
             openings=openings,
         )
-    except (ArenaError, ValueError) as e:
+    except (ArenaError, ValueError, OSError) as e:
         print(f"evaluate: {e}", file=sys.stderr)
         return 1
     summary = result.to_dict()

@@ -65,16 +65,10 @@ def saved_openings(folder, game: GameConfig) -> list[tuple[int, ...]]:
     ``scripts/evaluate.py --out`` and ``benchmark.py vcf --match-out`` write), in file order,
     each once up to the board's symmetries: to play a match's openings again with other players
     or another time a move. Records of another board or rule are refused, not skipped."""
-    from pathlib import Path
+    from alphagomoku.records import read_saved_games
 
-    from alphagomoku.records import parse_text
-
-    paths = sorted(Path(folder).glob("game_*.txt"))
-    if not paths:
-        raise ValueError(f"{folder}: no game_*.txt records here")
     openings = []
-    for path in paths:
-        record = parse_text(path.read_text(encoding="utf-8"), source=str(path))
+    for path, record in read_saved_games(folder):
         if record.game != game:
             raise ValueError(f"{path}: a game on {_rules(record.game)}, but this match plays "
                              f"{_rules(game)}")
@@ -344,7 +338,7 @@ class ArenaResult:
         paired = self.paired_elo
         return "\n".join([
             f"{self.player_a} vs {self.player_b}: {len(self.records)} games on "
-            f"{g.width}x{g.height}, {g.n_in_row} in a row, {g.rule} ({self.seconds:.1f} s)",
+            f"{_rules(g)} ({self.seconds:.1f} s)",
             f"  A wins {w}, draws {d}, loses {l}: score {self.score:.3f}",
             f"  A as black: +{bw} ={bd} -{bl}, score {_fmt_score(self.score_as(BLACK))};  "
             f"A as white: +{ww} ={wd} -{wl}, score {_fmt_score(self.score_as(WHITE))}",

@@ -182,14 +182,11 @@ def read_folder(folder, depth: int = DEPTH, budget: int = BUDGET, workers: int =
     game, in file order, with its loser's name (``loser_name``) and the deciding move's fields
     (``kind`` "draw" for a drawn game, "none" where there is no deciding move)."""
     import dataclasses
-    from pathlib import Path
 
-    from alphagomoku.records import parse_text
+    from alphagomoku.records import read_saved_games
 
-    paths = sorted(Path(folder).glob("game_*.txt"))
-    if not paths:
-        raise FileNotFoundError(f"{folder}: no game_*.txt records here")
-    records = [parse_text(p.read_text(), source=str(p)) for p in paths]
+    saved = read_saved_games(folder)
+    paths, records = [p for p, _ in saved], [r for _, r in saved]
     found = deciding_moves(records, depth, budget, workers, progress)
     rows = []
     for i, (path, record) in enumerate(zip(paths, records)):
