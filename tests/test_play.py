@@ -160,10 +160,9 @@ def test_evaluate_script_json_and_records(tmp_path):
 
 
 def _openings(folder):
-    from alphagomoku.records import parse_text
+    from alphagomoku.records import read_saved_games
 
-    records = [parse_text(f.read_text()) for f in sorted(folder.glob("game_*.txt"))]
-    return [tuple(r.moves[:r.opening]) for r in records]
+    return [tuple(r.moves[:r.opening]) for _, r in read_saved_games(folder)]
 
 
 def test_evaluate_script_plays_the_openings_of_saved_games_again(tmp_path):

@@ -186,10 +186,9 @@ def read_folder(folder, depth: int = DEPTH, budget: int = BUDGET, workers: int =
     from alphagomoku.records import read_saved_games
 
     saved = read_saved_games(folder)
-    paths, records = [p for p, _ in saved], [r for _, r in saved]
-    found = deciding_moves(records, depth, budget, workers, progress)
+    found = deciding_moves([record for _, record in saved], depth, budget, workers, progress)
     rows = []
-    for i, (path, record) in enumerate(zip(paths, records)):
+    for i, (path, record) in enumerate(saved):
         row = {"file": path.name, "black": record.black, "white": record.white}
         if record.winner not in (BLACK, WHITE):
             rows.append({**row, "kind": "draw"})
