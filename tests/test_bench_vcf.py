@@ -83,6 +83,13 @@ def test_openings_screened_again_are_the_only_ones_played(tmp_path, monkeypatch)
     assert asked["spec"].startswith("tactics:net:")  # the engine without the solver screens
     assert r["match_openings_even_again"] == "1 of 2"
     assert r["match_games"] == 2 and len(r["match_pair_scores"]) == 1
+    # --screen-player: the engine with the solver screens instead, with the match's model.
+    r = bench.run(parser.parse_args(["--selfplay-games", "1", "--simulations", "8", "--games",
+                                     "2", "--time-per-move", "0.02", "--workers", "0",
+                                     "--vct-budget", "200", "--match-openings", "balanced",
+                                     "--decided-budget", "0", "--rescreen-time-per-move", "0.03",
+                                     "--screen-player", "vct"]))
+    assert asked["spec"] == f"vct:net:{r['model']}" and r["match_screen_player"] == "vct"
 
 
 def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():

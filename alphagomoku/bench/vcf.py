@@ -18,9 +18,10 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    Elo with a 95% interval, and the score with each colour. ``--against-model`` gives the
    engine without the solver a network of its own: one trained without the VCF planes measures
    the solver in every use, the network's inputs included. The openings: by default ones the
-   engine without the solver won once with each colour against itself (with 2 random stones,
-   or with openings the network calls even, black wins most games between these two players
-   whoever has the solver, which hides what the solver adds). No opening is played twice with
+   engine without the solver (or, with ``--screen-player``, the one with it) won once with each
+   colour against itself (with 2 random stones, or with openings the network calls even, black
+   wins most games between these two players whoever has the solver, which hides what the
+   solver adds). No opening is played twice with
    the same colours: candidates are screened in rounds until there are enough, and when there
    are not, the match is shorter and says so. (Until 2026-11-24 too few were padded with
    repeats, and at 0.5 s a move a repeated opening often replayed the same game.)
@@ -63,6 +64,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="even (default): openings the engine without the solver won once with "
                         "each colour playing itself; balanced: openings the network values "
                         "close to even; centre: two random stones near the centre")
+    p.add_argument("--screen-player", choices=("tactics", "vct", "vcf"), default="tactics",
+                   help="whose games against itself pick the even openings: tactics (default), "
+                        "the engine without the solver, or the engine with it. Where the solver "
+                        "converts what the network only half sees, openings even for the engine "
+                        "without it can be won by black under the stronger one")
     p.add_argument("--screen-time-per-move", type=float, default=0.1,
                    help="seconds a move of the games that pick the even openings")
     p.add_argument("--rescreen-time-per-move", type=float, default=None, metavar="SECONDS",
@@ -328,6 +334,8 @@ def run(args) -> dict:
 
     if args.games:
         reference = f"tactics:net:{against}"
+        screen = (reference if args.screen_player == "tactics"
+                  else f"{args.screen_player}:net:{path}")
         openings = None
         games = args.games
         if args.match_openings == "balanced":
@@ -337,7 +345,7 @@ def run(args) -> dict:
                 # Round 0 draws what the benchmark drew before it screened in rounds.
                 return balanced_openings(path, game, n, args.seed + 1000 * round_)
 
-            openings, tried = screen_even_openings(reference, draw, game, games // 2,
+            openings, tried = screen_even_openings(screen, draw, game, games // 2,
                                                    args.seed + 1, args.workers,
                                                    args.screen_time_per_move, "cpu",
                                                    progress=True)
@@ -349,7 +357,7 @@ def run(args) -> dict:
             from alphagomoku.eval.arena import even_openings
 
             screened = len(openings)
-            openings, _ = even_openings(reference, openings, game, screened, args.seed + 2,
+            openings, _ = even_openings(screen, openings, game, screened, args.seed + 2,
                                         args.workers, args.rescreen_time_per_move, "cpu",
                                         progress=True)
             out["match_openings_even_again"] = f"{len(openings)} of {screened}"
@@ -376,6 +384,7 @@ def run(args) -> dict:
                             f"{'MODEL' if against == path else 'AGAINST_MODEL'}",
             "against_model": against,
             "match_openings": args.match_openings,
+            "match_screen_player": args.screen_player,
             "match_games": games,
             "match_games_asked": args.games,
             "match_repeated_games": match.repeated_games,
