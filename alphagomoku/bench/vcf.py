@@ -22,8 +22,9 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    colour against itself (with 2 random stones, or with openings the network calls even, black
    wins most games between these two players whoever has the solver, which hides what the
    solver adds). No opening is played twice with the same colours: candidates are screened in
-   rounds until there are enough, and when there are not, the match is shorter and says so. (Until 2026-11-24 too few were padded with
-   repeats, and at 0.5 s a move a repeated opening often replayed the same game.)
+   rounds until there are enough, and when there are not, the match is shorter and says so.
+   (Until 2026-11-24 too few were padded with repeats, and at 0.5 s a move a repeated opening
+   often replayed the same game.)
 5. Where each decisive game of the match was decided (:mod:`alphagomoku.eval.decided`), counted
    by who lost: a blunder (the loser let the winner have a VCT that another move would have
    stopped), already lost (every move there left one), or unclear. A solver can only turn the
