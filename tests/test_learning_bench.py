@@ -29,8 +29,8 @@ TINY = {
 # Settings of a run or of the machine rather than of a recipe: configs/old.json need not pin
 # them. The inference backend changes the speed, not what is learned, so old and new recipes
 # compared on one machine both get the faster one.
-RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "time_budget_minutes",
-                "snapshot_minutes",
+RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp",
+                "time_budget_minutes", "snapshot_minutes",
                 # Where and on how many processes a run executes (docs/scaling.md); a one-process
                 # run on the pool is the same whatever they say.
                 "selfplay_backend", "ray_address", "ray_actor_cpus", "ray_actor_gpus", "ray_max_lag",

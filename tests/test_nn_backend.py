@@ -3,6 +3,7 @@ the choice between backends, and the one-line fall-back to torch when ONNX canno
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -145,6 +146,26 @@ def test_the_config_validates_the_backend_and_the_flag_sets_it():
         TrainConfig(inference_backend="onnxruntime")
     args = cli.build_parser().parse_args(["--inference-backend", "torch"])
     assert cli.resolve_config(args).inference_backend == "torch"
+
+
+def test_the_mixed_precision_flag_reaches_the_workers_evaluator(weights):
+    from alphagomoku.device import select_device
+    from alphagomoku.train import cli
+    from alphagomoku.train.loop import worker_spec
+
+    assert TrainConfig().inference_amp == "auto"
+    with pytest.raises(ConfigError, match="--inference-amp: must be one of auto, on, off"):
+        TrainConfig(inference_amp="bf16")
+    cfg = cli.resolve_config(cli.build_parser().parse_args(["--inference-amp", "on"]))
+    assert worker_spec(cfg, select_device("cpu")).inference_amp == "on"
+    forced = setup_worker(0, dataclasses.replace(_spec("torch"), inference_amp="on"))
+    run_task(forced, SelfPlayTask(0, 1, seed=1, weights_path=weights, weights_version=0))
+    assert forced.evaluator.amp_dtype == torch.bfloat16  # autocast on a CPU is bf16
+    default = setup_worker(1, _spec("torch"))
+    run_task(default, SelfPlayTask(0, 1, seed=1, weights_path=weights, weights_version=0))
+    assert default.evaluator.amp is False  # auto: fp32 away from CUDA
+    with pytest.raises(ValueError, match="mixed precision must be one of auto, on, off, got 'bf16'"):
+        nb.make_evaluator(model_for("tiny"), "cpu", "torch", amp="bf16")
 
 
 def _spec(backend):

@@ -102,12 +102,12 @@ def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> 
 def run(args) -> dict:
     import torch
 
-    from alphagomoku.nn.backend import resolve_backend
+    from alphagomoku.nn.backend import AMP_MODES, resolve_backend
     from alphagomoku.nn.evaluator import Evaluator
     from alphagomoku.nn.model import PolicyValueNet
 
     choice = dev.select_device(args.device)
-    amp = {"auto": None, "on": True, "off": False}[args.amp]
+    amp = AMP_MODES[args.amp]
     result: dict = {"device": str(choice.device), "device_name": choice.name,
                     "torch": torch.__version__, "board_size": args.board_size,
                     "seconds_per_measurement": args.seconds}

@@ -55,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
                    help="CPU inference backends to compare, comma-separated (default torch,onnx; "
                         "onnx is left out on a GPU or when it is not installed, and says so)")
+    p.add_argument("--amp", choices=("auto", "on", "off"), default="auto",
+                   help="the torch evaluator's mixed precision: auto (bf16, or fp16, on CUDA; fp32 "
+                        "elsewhere), on or off (default auto)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="timed runs per worker count and backend, taking turns (default 3)")
@@ -141,7 +144,7 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    ev = make_evaluator(model.to(device), device, backend, threads=1)
+    ev = make_evaluator(model.to(device), device, backend, threads=1, amp=spec.inference_amp)
     play_games(ev, spec.game, spec.search, spec.settings, 1, seed + 999)
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
@@ -179,14 +182,15 @@ def _sample_gpu(stop, samples: list) -> None:
             return
 
 
-def _raw_forward(model, device, batch: int, board: int, backend: str, seconds: float = 2.0) -> float:
+def _raw_forward(model, device, batch: int, board: int, backend: str, amp: str = "auto",
+                 seconds: float = 2.0) -> float:
     import torch
 
     from alphagomoku.nn.backend import make_evaluator
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    ev = make_evaluator(model, device, backend, threads=1)
+    ev = make_evaluator(model, device, backend, threads=1, amp=amp)
     rng = np.random.default_rng(0)
     planes = (rng.random((batch, model.config.num_planes, board, board)) < 0.2).astype(np.float32)
     legal = np.ones((batch, board * board), dtype=np.bool_)
@@ -230,7 +234,7 @@ def run(args) -> dict:
     backends, left_out = _backends(args.backends, choice.kind)
     if not backends:
         raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
-    spec = worker_spec(cfg, choice)
+    spec = dataclasses.replace(worker_spec(cfg, choice), inference_amp=args.amp)
     if args.profile:
         return {"recipe": args.recipe, "preset": cfg.model_preset, **{
             f"{b}_{k}": v for b in backends
@@ -247,6 +251,7 @@ def run(args) -> dict:
         "vcf_plane_budget": cfg.vcf_plane_budget,
         "backends": ",".join(backends),
         "backends_left_out": left_out,
+        "amp": args.amp,
     }
     counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -273,7 +278,8 @@ def run(args) -> dict:
             out[f"{backend}_speedup_2_vs_1"] = (out[f"{backend}_workers2_positions_per_second"]
                                                 / out[f"{backend}_workers1_positions_per_second"])
         out[f"{backend}_raw_forward_per_second_at_batch"] = _raw_forward(
-            model.to(choice.device), choice.device, cfg.games_per_task, cfg.board_size, backend)
+            model.to(choice.device), choice.device, cfg.games_per_task, cfg.board_size, backend,
+            args.amp)
     if "torch" in backends and "onnx" in backends:
         for w in counts:
             for per in ("second", "cpu_second"):

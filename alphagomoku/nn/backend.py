@@ -12,6 +12,10 @@ from __future__ import annotations
 from typing import Callable
 
 BACKENDS = ("auto", "torch", "onnx")
+# Mixed precision for the torch evaluator: auto is bf16 (fp16 where the GPU lacks bf16) on CUDA
+# and fp32 elsewhere; on and off force it. Where it pays depends on the GPU and the batch
+# (docs/benchmarks.md#gpu: on an H200, `medium` and `large` gain from 256 positions a call).
+AMP_MODES = {"auto": None, "on": True, "off": False}
 
 # Fallback reasons already reported by this process: one line, not one per weights version.
 _REPORTED: set[str] = set()
@@ -75,7 +79,7 @@ def require_backend(backend: str, device) -> None:
 
 
 def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
-                   log: Callable[[str], None] = print):
+                   log: Callable[[str], None] = print, amp: str = "auto"):
     """An evaluator for ``model`` (``evaluator(planes, legal) -> (priors, values)``): an
     :class:`~alphagomoku.nn.onnx_evaluator.OnnxEvaluator` with ``threads`` threads when
     :func:`wants_onnx`, else :class:`~alphagomoku.nn.evaluator.Evaluator` on ``device``.
@@ -83,9 +87,12 @@ def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
     With ``auto``, if ONNX Runtime cannot be used (not installed, or the export or the session
     fails), the torch Evaluator is returned and ``log`` gets one line saying why, once per
     process and reason: a new weights version that fails the same way adds nothing. With
-    ``onnx`` the same failures raise InferenceBackendError."""
+    ``onnx`` the same failures raise InferenceBackendError. ``amp`` (a key of :data:`AMP_MODES`)
+    is the torch evaluator's mixed precision; ONNX Runtime always runs fp32."""
     from alphagomoku.nn.evaluator import Evaluator
 
+    if amp not in AMP_MODES:
+        raise ValueError(f"mixed precision must be one of {', '.join(AMP_MODES)}, got {amp!r}")
     require_backend(backend, device)
     chosen, problem = resolve_backend(backend, device)
     if problem:
@@ -101,7 +108,7 @@ def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
             if backend == "onnx":
                 raise InferenceBackendError(f"inference backend onnx: {reason}") from e
             _report(log, reason)
-    return Evaluator(model, device)
+    return Evaluator(model, device, amp=AMP_MODES[amp])
 
 
 def _report(log: Callable[[str], None], reason: str) -> None:

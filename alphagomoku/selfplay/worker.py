@@ -30,6 +30,7 @@ class WorkerSpec:
     num_gpus: int = 0            # GPUs to spread workers over, round-robin (0: no CUDA)
     threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
     inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.backend)
+    inference_amp: str = "auto"      # auto | on | off: the torch evaluator's mixed precision
 
 
 def worker_devices(choice, request: str) -> tuple[str, int]:
@@ -175,6 +176,7 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
         state.evaluator = make_evaluator(
             model, state.device, state.backend, threads=state.spec.threads_per_worker,
+            amp=state.spec.inference_amp,
             log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
         state.version = task.weights_version
     settings = state.spec.settings

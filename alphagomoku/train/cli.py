@@ -26,6 +26,8 @@ _HELP = {
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
     "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
+    "inference_amp": "self-play workers' mixed precision with torch: auto (bf16, or fp16, on CUDA; "
+                     "fp32 elsewhere), on, or off",
     "vcf_plane_budget": "give the network two more inputs, 'side to move has a VCF' and 'opponent "
                         "has one', proved by the solver within this many nodes (0: none)",
     "selfplay_games": "self-play games per epoch",
@@ -43,7 +45,8 @@ _HELP = {
                         "in snapshots/ (0: none)",
 }
 
-_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND", "rule": "RULE", "model_preset": "PRESET",
+_METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
+            "inference_amp": "MODE", "rule": "RULE", "model_preset": "PRESET",
             "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
             "vcf_plane_budget": "NODES"}
 
