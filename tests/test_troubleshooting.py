@@ -9,6 +9,7 @@ here looks at what the user sees: the exit status, the line in the log, the advi
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import importlib.util
@@ -482,8 +483,13 @@ FOREIGN_FLAGS = {"--force-reinstall", "--index-url", "--extra-index-url", "--npr
 
 def test_every_flag_the_pages_mention_exists():
     known = set(FOREIGN_FLAGS)
-    for parser in _parsers().values():
+    parsers = list(_parsers().values())
+    while parsers:  # subcommands too (scripts/benchmark.py nn --amp ...)
+        parser = parsers.pop()
         known |= set(parser._option_string_actions)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
     for page, text in DOCS.items():
         for flag in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text)):
             assert flag in known, f"{page} mentions {flag}, which no script accepts"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The CUDA path, checked for real on one GPU in one pass (docs/benchmarks.md#gpu):
+#   1. the device check, with its spawned CUDA worker;
+#   2. the network's forward rate, with and without mixed precision;
+#   3. self-play on spawned CUDA workers against that raw forward rate;
+#   4. one torchrun rank with NCCL: a DDP step, a checkpoint and a resume;
+#   5. a short training run with spawned CUDA self-play workers.
+# Each step has its own time limit and the script goes on after a failure, so one broken step
+# still leaves the others' figures. Logs (with the JSON) go to $OUT (default runs/cuda-check).
+#   bash tools/cuda_check.sh [DEVICE]   DEVICE: cuda (the default), or cpu to rehearse the script;
+#   PY=.venv/bin/python picks the interpreter (default python3).
+set -u
+DEVICE=${1:-cuda}
+OUT=${OUT:-runs/cuda-check}
+PY=${PY:-python3}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+# Run directories and the kernel cache stay out of $OUT, which keeps only logs.
+WORK=$(mktemp -d)
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$WORK/numba-cache}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+status=0
+
+step() {  # step NAME SECONDS COMMAND...: run with a limit, log to $OUT/NAME.log, time it
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    echo "== $name: $*"
+    timeout --kill-after 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc after $((SECONDS - t0)) s"
+    tail -n 25 "$OUT/$name.log"
+    [ $rc -eq 0 ] || status=1
+}
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
+$PY -c "import sys, torch, numba, numpy; print('python', sys.version.split()[0], '| torch',
+torch.__version__, '| cuda', torch.version.cuda, '| numba', numba.__version__, '| numpy',
+numpy.__version__)"
+
+step check_device 120 $PY scripts/check_device.py --device "$DEVICE" --json
+step nn_amp_on 75 $PY scripts/benchmark.py nn --device "$DEVICE" --amp on --threads all \
+    --batch-sizes 1,64,256,1024 --json
+step nn_amp_off 75 $PY scripts/benchmark.py nn --device "$DEVICE" --amp off --threads all \
+    --batch-sizes 1,64,256,1024 --json
+step selfplay 120 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset small \
+    --workers 1,4 --repeats 1 --json
+step torchrun 100 $PY -m torch.distributed.run --standalone --nproc-per-node 1 scripts/train.py \
+    --device "$DEVICE" --board-size 9 --model-preset tiny --selfplay-games 8 --simulations 16 \
+    --batch-size 64 --min-buffer-positions 32 --parallel-workers 2 --epochs 2 --no-progress \
+    --run-dir "$WORK/ddp-run"
+step torchrun_resume 80 $PY -m torch.distributed.run --standalone --nproc-per-node 1 \
+    scripts/train.py --device "$DEVICE" --run-dir "$WORK/ddp-run" --resume --epochs 3 --no-progress
+step train 170 $PY scripts/train.py --device "$DEVICE" --recipe cpu-hour --model-preset small \
+    --parallel-workers 4 --time-budget-minutes 2 --epochs 1000 --final-eval-games 0 --no-progress \
+    --run-dir "$WORK/train-run"
+rm -rf "$WORK"
+exit $status
