@@ -72,6 +72,8 @@ def test_profile_says_where_a_workers_time_goes():
     seconds = [sec for _, sec in r["torch_top_own_seconds"]]
     assert seconds == sorted(seconds, reverse=True)
     assert not any(k.startswith("onnx_") for k in r)  # only the backend asked for
+    tenths = r["torch_mean_batch_by_tenth"]
+    assert len(tenths) == 10 and all(b >= 1 for b in tenths)
 
 
 def test_repeats_must_be_positive():

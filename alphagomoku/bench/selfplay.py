@@ -133,7 +133,9 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
 
 
 def _profile(spec, model, device, backend: str, games: int, seed: int, top: int = 12) -> dict:
-    """One worker's ``play_games`` under cProfile, after an untimed warm-up game."""
+    """One worker's ``play_games`` under cProfile, after an untimed warm-up game, with the
+    network batch it sent through the task: the mean over each tenth of its network calls
+    (the balanced openings' calls among them)."""
     import cProfile
     import pstats
 
@@ -146,10 +148,18 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
         torch.set_num_threads(1)  # as in a CPU self-play worker
     ev = make_evaluator(model.to(device), device, backend, threads=1, amp=spec.inference_amp)
     play_games(ev, spec.game, spec.search, spec.settings, 1, seed + 999)
+    batches: list[int] = []
+
+    def counted(planes, legal):
+        batches.append(len(planes))
+        return ev(planes, legal)
+
+    counted.config = getattr(ev, "config", None)  # the search checks the network's VCF planes
+
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
     profiler.enable()
-    records, stats = play_games(ev, spec.game, spec.search, spec.settings, games, seed)
+    records, stats = play_games(counted, spec.game, spec.search, spec.settings, games, seed)
     profiler.disable()
     wall = time.perf_counter() - t0
     rows = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, _, own, cumulative, _)
@@ -168,6 +178,9 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
         "gather_us_per_leaf": kernel_us("gather"),
         "apply_us_per_leaf": kernel_us("apply"),
         "top_own_seconds": [[name, round(sec, 3)] for sec, name in own[:top]],
+        # A task's games start together and end apart, so its last steps send small batches.
+        "mean_batch_by_tenth": [round(float(part.mean()), 1)
+                                for part in np.array_split(np.array(batches), 10) if len(part)],
     }
 
 
