@@ -474,6 +474,27 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
     assert {"scripts/train.py", "scripts/check_device.py", "scripts/benchmark.py", "pbrain-alphagomoku"} <= seen
 
 
+def test_the_cuda_check_script_runs_commands_the_scripts_accept():
+    """tools/cuda_check.sh runs on a GPU machine, never in CI: its commands are parsed here."""
+    text = (ROOT / "tools" / "cuda_check.sh").read_text().replace("\\\n", " ")
+    assert subprocess.run(["bash", "-n", str(ROOT / "tools" / "cuda_check.sh")]).returncode == 0
+    parsers, steps = _parsers(), 0
+    for line in text.splitlines():
+        if not line.startswith("step "):
+            continue
+        words = shlex.split(line.replace('"$DEVICE"', "cuda").replace("$WORK", "/tmp/w"))
+        at = next(i for i, word in enumerate(words) if word.startswith("scripts/"))
+        program, argv = words[at], words[at + 1:]  # after "$PY" or "$PY -m torch.distributed.run ..."
+        try:
+            args = parsers[program].parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"tools/cuda_check.sh: {program} rejects {' '.join(argv)}")
+        if program == "scripts/train.py" and not args.resume:
+            cli.resolve_config(args)  # the values are valid too
+        steps += 1
+    assert steps == 7
+
+
 # Flags of other programs that the pages mention (pip, torchrun, ray).
 FOREIGN_FLAGS = {"--force-reinstall", "--index-url", "--extra-index-url", "--nproc-per-node",
                  "--standalone", "--nnodes", "--node-rank", "--rdzv-endpoint",
