@@ -492,7 +492,7 @@ def test_the_cuda_check_script_runs_commands_the_scripts_accept():
         if program == "scripts/train.py" and not args.resume:
             cli.resolve_config(args)  # the values are valid too
         steps += 1
-    assert steps == 7
+    assert steps == 8
 
 
 # Flags of other programs that the pages mention (pip, torchrun, ray).

@@ -2,7 +2,7 @@
 # The CUDA path, checked for real on one GPU in one pass (docs/benchmarks.md#gpu):
 #   1. the device check, with its spawned CUDA worker;
 #   2. the network's forward rate, with and without mixed precision;
-#   3. self-play on spawned CUDA workers against that raw forward rate;
+#   3. self-play on spawned CUDA workers against that raw forward rate, in bf16 and in fp32;
 #   4. one torchrun rank with NCCL: a DDP step, a checkpoint and a resume;
 #   5. a short training run with spawned CUDA self-play workers.
 # Each step has its own time limit and the script goes on after a failure, so one broken step
@@ -44,6 +44,9 @@ step nn_amp_off 75 $PY scripts/benchmark.py nn --device "$DEVICE" --amp off --th
     --batch-sizes 1,64,256,1024 --json
 step selfplay 120 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset small \
     --workers 1,4 --repeats 1 --json
+# The same at 4 workers in fp32: which precision is faster at self-play batches depends on the GPU.
+step selfplay_fp32 90 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset small \
+    --workers 4 --repeats 1 --amp off --json
 step torchrun 100 $PY -m torch.distributed.run --standalone --nproc-per-node 1 scripts/train.py \
     --device "$DEVICE" --board-size 9 --model-preset tiny --selfplay-games 8 --simulations 16 \
     --batch-size 64 --min-buffer-positions 32 --parallel-workers 2 --epochs 2 --no-progress \
