@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from alphagomoku import device as dev
+from alphagomoku.nn.backend import AMP_MODES  # imports no torch
 from alphagomoku.nn.config import PRESETS, ModelConfig
 
 
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 1,all)")
     parser.add_argument("--max-call-seconds", type=float, default=2.0,
                         help="skip a measurement whose single call would take longer (default 2)")
-    parser.add_argument("--amp", choices=("auto", "on", "off"), default="auto",
+    parser.add_argument("--amp", choices=tuple(AMP_MODES), default="auto",
                         help="mixed precision: auto = on CUDA only")
     parser.add_argument("--backends", type=_backends, default=["torch", "onnx"],
                         help="CPU only: inference backends to compare (default torch,onnx; onnx "
@@ -102,7 +103,7 @@ def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> 
 def run(args) -> dict:
     import torch
 
-    from alphagomoku.nn.backend import AMP_MODES, resolve_backend
+    from alphagomoku.nn.backend import resolve_backend
     from alphagomoku.nn.evaluator import Evaluator
     from alphagomoku.nn.model import PolicyValueNet
 

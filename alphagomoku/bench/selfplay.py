@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from alphagomoku.nn.backend import AMP_MODES  # imports no torch
+
 
 def _backend_list(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",") if s.strip()]
@@ -55,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
                    help="CPU inference backends to compare, comma-separated (default torch,onnx; "
                         "onnx is left out on a GPU or when it is not installed, and says so)")
-    p.add_argument("--amp", choices=("auto", "on", "off"), default="auto",
+    p.add_argument("--amp", choices=tuple(AMP_MODES), default="auto",
                    help="the torch evaluator's mixed precision: auto (bf16, or fp16, on CUDA; fp32 "
                         "elsewhere), on or off (default auto)")
     p.add_argument("--seed", type=int, default=0)
