@@ -16,7 +16,7 @@ import os
 import sys
 
 from alphagomoku.eval.arena import ArenaError, balanced_openings, run_arena, saved_openings
-from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, parse_player_spec
+from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, check_player_spec
 from alphagomoku.game import GameConfig
 from alphagomoku.game.constants import RULE_NAMES
 
@@ -57,15 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for flag, spec in (("--player-a", args.player_a), ("--player-b", args.player_b)):
-        try:
-            parse_player_spec(spec)
-        except PlayerSpecError as e:
-            parser.error(f"{flag}: {e}")
     try:
         game = GameConfig(width=args.board_size, n_in_row=args.n_in_row, rule=args.rule)
     except ValueError as e:
         parser.error(str(e))
+    for flag, spec in (("--player-a", args.player_a), ("--player-b", args.player_b)):
+        try:
+            check_player_spec(spec, game)
+        except PlayerSpecError as e:
+            parser.error(f"{flag}: {e}")
     if args.balanced_openings and args.openings_from:
         parser.error("--balanced-openings and --openings-from both choose the openings: give one")
     if args.openings_from and not os.path.isdir(args.openings_from):

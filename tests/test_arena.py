@@ -244,9 +244,21 @@ def test_a_raising_player_is_reported_with_its_traceback(workers):
     assert "exit status 3" in text and "boom on stderr" in text
 
 
-def test_arena_rejects_bad_arguments():
+def test_arena_rejects_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="unknown player spec"):
         run_arena("randm", "random", 2, GAME9, progress=False)
+    from alphagomoku.nn.config import ModelConfig
+    from alphagomoku.nn.io import save_model
+    from alphagomoku.nn.model import PolicyValueNet
+
+    # Refused before the first game, in the caller's process, rather than by every game.
+    seven = save_model(tmp_path / "seven.pt", PolicyValueNet(ModelConfig.preset("tiny", 7)))
+    with pytest.raises(ValueError, match="the network plays 7x7 boards; this game is 9x9"):
+        run_arena("random", f"tactics:net:{seven}", 2, GAME9, workers=1, progress=False)
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(seven.read_bytes()[:200])
+    with pytest.raises(ValueError, match="broken.pt is not a readable model file"):
+        run_arena(f"net:{broken}", "random", 2, GAME9, progress=False)
     with pytest.raises(ValueError, match="workers"):
         run_arena("random", "random", 2, GAME9, workers=-1, progress=False)
 

@@ -208,3 +208,19 @@ def test_evaluate_script_plays_the_openings_of_saved_games_again(tmp_path):
 def test_evaluate_script_validates(args, message):
     r = run_script("evaluate.py", *args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_evaluate_script_refuses_a_damaged_or_misfit_network_before_any_game(tmp_path):
+    from alphagomoku.nn.config import ModelConfig
+    from alphagomoku.nn.io import save_model
+    from alphagomoku.nn.model import PolicyValueNet
+
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"\x00\x01 this is not a torch file" * 10)
+    nine = save_model(tmp_path / "nine.pt", PolicyValueNet(ModelConfig.preset("tiny", 9)))
+    for spec, message in ((f"vct:net:{garbage}", "is not a readable model file"),
+                          (f"net:{nine}", "the network plays 9x9 boards; this game is 15x15")):
+        r = run_script("evaluate.py", "--player-a", spec, "--player-b", "random", "--games", "2")
+        assert r.returncode == 2 and message in r.stderr, r.stderr
+        # One usage line, not a traceback from each game, nor torch's advice to load unsafely.
+        assert "Traceback" not in r.stderr and "weights_only" not in r.stderr

@@ -479,12 +479,12 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     the specs. ``openings``: the openings to play (each twice), instead of ``opening_moves``
     random stones (see :func:`balanced_openings`). ``out_dir``: each game is written there as
     ``game_NNNN.psq`` and ``.txt`` as it finishes. Raises ArenaError if any game fails."""
-    from alphagomoku.eval.specs import parse_player_spec
+    from alphagomoku.eval.specs import check_player_spec
     from alphagomoku.progress import progress as progress_display
 
     game = game or GameConfig()
     for spec in (spec_a, spec_b):
-        parse_player_spec(spec)
+        check_player_spec(spec, game)
     if not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be a non-negative integer, got {workers!r}")
     tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device,

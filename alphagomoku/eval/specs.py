@@ -103,6 +103,26 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     raise PlayerSpecError(f"unknown player spec {spec!r}: use one of {SPEC_FORMS}")
 
 
+def check_player_spec(spec: str, game=None) -> PlayerSpec:
+    """:func:`parse_player_spec`, and every network it names read once: a damaged file, or a
+    network for another board than ``game`` (a GameConfig), is a PlayerSpecError here, before
+    any game starts, rather than a traceback from each game that would load it."""
+    from alphagomoku.nn.io import CheckpointError, read_model_file
+
+    p = parse_player_spec(spec)
+    if p.inner is not None:
+        check_player_spec(p.inner.text, game)
+    elif p.kind == "net":
+        try:
+            config, _ = read_model_file(p.path)
+        except CheckpointError as e:
+            raise PlayerSpecError(f"player spec {spec!r}: {e}") from None
+        if game is not None and (config.width, config.height) != (game.width, game.height):
+            raise PlayerSpecError(f"player spec {spec!r}: the network plays {config.width}x"
+                                  f"{config.height} boards; this game is {game.width}x{game.height}")
+    return p
+
+
 def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, device: str = "auto"):
     """The player ``spec`` names. ``seed`` varies the random choices of the players that make
     any; ``time_per_move`` (seconds) bounds each move's search; ``device`` is for networks."""
