@@ -13,12 +13,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("games", help="an epoch file, runs/NAME/games/epoch_NNNNNN.npz")
     p.add_argument("out", help="folder for the .psq files")
     args = p.parse_args(argv)
+    from alphagomoku.read_errors import read_error_reason
     from alphagomoku.train.game_files import export_psq
 
     try:
         written = export_psq(args.games, args.out)
     except (OSError, KeyError, ValueError) as e:
-        print(f"export_games.py: error: {args.games} is not a games file: {e}", file=sys.stderr)
+        print(f"export_games.py: error: {args.games} is not a games file: {read_error_reason(e)}",
+              file=sys.stderr)
         return 1
     print(f"wrote {len(written)} games to {args.out}")
     return 0

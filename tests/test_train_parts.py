@@ -134,8 +134,10 @@ def test_buffer_survives_save_and_load_and_rejects_corrupt_files(tmp_path):
     order = (np.arange(len(buf)) + buf.next) % buf.capacity
     np.testing.assert_array_equal(again.boards[: len(buf)], buf.boards[order])
     (tmp_path / "bad.npz").write_bytes(b"garbage" * 10)
-    with pytest.raises(BufferFileError, match="corrupt"):
+    with pytest.raises(BufferFileError, match="corrupt") as info:
         ReplayBuffer.load(tmp_path / "bad.npz", GAME, 64)
+    # numpy takes any such file for pickled data and suggests loading it with allow_pickle.
+    assert str(info.value).endswith("ValueError: not a .npz or .npy file")
     with pytest.raises(BufferFileError, match="7x7 games"):
         ReplayBuffer.load(tmp_path / "replay.npz", GameConfig(width=9), 64)
 

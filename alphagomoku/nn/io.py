@@ -8,7 +8,6 @@ and are a different file.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import torch
@@ -17,6 +16,7 @@ from torch import nn
 from alphagomoku.atomic import atomic_torch_save
 from alphagomoku.nn.config import ModelConfig
 from alphagomoku.nn.model import PolicyValueNet
+from alphagomoku.read_errors import read_error_reason
 
 FORMAT = "alphagomoku-model"
 FORMAT_VERSION = 1
@@ -30,22 +30,6 @@ _WRAPPER_PREFIXES = ("_orig_mod.", "module.")
 
 class CheckpointError(ValueError):
     """A weights file that cannot be used: missing, damaged, not ours, or for another shape."""
-
-
-def load_error_reason(error: BaseException) -> str:
-    """One short line on why ``torch.load`` failed. torch's own text runs to several lines, and
-    for a file the safe loader refuses it suggests loading it unsafely, which a user who only
-    has a damaged file must not be told to do: this keeps the part that names the damage."""
-    text = str(error)
-    unpickler = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", text)
-    if unpickler:
-        detail = unpickler.group(1).strip()
-    else:
-        detail = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    # What follows these is advice on torch's internals, not about the file.
-    for tail in (". Please use", ". This is an internal miniz error"):
-        detail = detail.split(tail)[0]
-    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def strip_prefixes(state_dict: dict) -> dict:
@@ -100,7 +84,7 @@ def read_model_file(path) -> tuple[ModelConfig, dict]:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types for a damaged file
         raise CheckpointError(
-            f"{path} is not a readable model file (truncated or corrupt?): {load_error_reason(e)}"
+            f"{path} is not a readable model file (truncated or corrupt?): {read_error_reason(e)}"
         ) from e
     if isinstance(payload, dict) and payload.get("format") == TRAINING_FORMAT:
         payload = {"format": FORMAT, "format_version": 1, "model_config": payload.get("model_config"),

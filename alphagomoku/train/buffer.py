@@ -21,6 +21,7 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, EMPTY, WHITE
 from alphagomoku.selfplay.records import GameRecord
 from alphagomoku.atomic import atomic_path
+from alphagomoku.read_errors import read_error_reason
 
 FORMAT_VERSION = 2  # 2 added q, policy_weight and weight; files of version 1 still load
 
@@ -118,7 +119,8 @@ class ReplayBuffer:
             with np.load(path) as data:
                 arrays = {k: data[k] for k in data.files}
         except Exception as e:  # noqa: BLE001 - any failure to parse means a corrupt file
-            raise BufferFileError(f"replay buffer {path} is corrupt or not a buffer file: {e}") from None
+            raise BufferFileError(f"replay buffer {path} is corrupt or not a buffer file: "
+                                  f"{read_error_reason(e)}") from None
         needed = {"format_version", "epoch", "width", "height", "boards", "policies", "values"}
         if not needed <= set(arrays):
             raise BufferFileError(f"replay buffer {path} lacks {sorted(needed - set(arrays))}")

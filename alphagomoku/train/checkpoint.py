@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, load_error_reason, strip_prefixes
+from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
 from alphagomoku.atomic import atomic_path, atomic_torch_save
+from alphagomoku.read_errors import read_error_reason
 
 FORMAT_VERSION = 1
 
@@ -67,7 +68,7 @@ def load_checkpoint(path: str | Path) -> dict:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as e:
         raise CheckpointError(
-            f"checkpoint {path} is corrupt or truncated ({load_error_reason(e)})"
+            f"checkpoint {path} is corrupt or truncated ({read_error_reason(e)})"
         ) from None
     if not isinstance(state, dict) or state.get("format") != TRAINING_FORMAT or "model" not in state:
         raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")
