@@ -166,6 +166,19 @@ def _cuda_choice(index: int, reason: str) -> DeviceChoice:
     return DeviceChoice(torch.device("cuda", index), "cuda", torch.cuda.get_device_name(index), reason)
 
 
+def cuda_autocast_dtype(device) -> "torch.dtype":  # noqa: F821
+    """The half precision a CUDA device runs mixed precision in: bf16 where the GPU computes it
+    natively (compute capability 8.0 and up), else fp16. ``torch.cuda.is_bf16_supported()`` is
+    not the test: by default it says yes wherever a bf16 tensor can be made, the T4 and V100
+    included, whose tensor cores run fp16 and not bf16. ROCm devices take bf16."""
+    import torch
+
+    if torch.version.hip:
+        return torch.bfloat16
+    major, _ = torch.cuda.get_device_capability(device)
+    return torch.bfloat16 if major >= 8 else torch.float16
+
+
 # -- worker processes -------------------------------------------------------------------------
 def assign_gpu(worker_index: int, num_gpus: int) -> int | None:
     """The GPU (0-based, among the visible ones) for worker ``worker_index``: round-robin, so

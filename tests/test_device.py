@@ -96,6 +96,25 @@ def test_the_real_machine_answers_consistently():
     assert dev.available_devices()[-1] == "cpu"
 
 
+@pytest.mark.parametrize("capability, gpu, want", [
+    ((7, 5), "T4", torch.float16), ((7, 0), "V100", torch.float16),
+    ((8, 0), "A100", torch.bfloat16), ((9, 0), "H100", torch.bfloat16)])
+def test_mixed_precision_is_bf16_only_where_the_gpu_computes_it(monkeypatch, capability, gpu, want):
+    from alphagomoku.device import DeviceChoice
+    from alphagomoku.train.loop import _amp_dtype
+
+    asked = []
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.cuda, "get_device_capability",
+                        lambda d: asked.append(str(d)) or capability)
+    # What torch.cuda.is_bf16_supported() says by default on a T4 (it can emulate bf16).
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert dev.cuda_autocast_dtype(torch.device("cuda", 1)) == want
+    # The trainer asks about its own device, not the current one.
+    choice = DeviceChoice(torch.device("cuda", 0), "cuda", gpu, "test")
+    assert _amp_dtype(choice) == want and asked == ["cuda:1", "cuda:0"]
+
+
 # -- worker processes ---------------------------------------------------------------------------
 def test_gpus_are_assigned_round_robin():
     assert [dev.assign_gpu(i, 3) for i in range(7)] == [0, 1, 2, 0, 1, 2, 0]
@@ -233,3 +252,22 @@ def test_plan_rejects_bad_numbers(kwargs, word):
             "batch_size": 16, **kwargs}
     with pytest.raises(ValueError, match=word):
         dev.plan_workers(**args)
+
+
+def test_a_run_saved_without_fp16_resumes_with_an_fp16_scaler():
+    import warnings
+
+    from alphagomoku.train.loop import _restore_scaler
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available. Disabling."
+        saved_on_cpu = torch.amp.GradScaler("cuda", enabled=False).state_dict()
+        on_t4 = torch.amp.GradScaler("cuda", enabled=True)
+    on_t4._enabled, on_t4._scale, on_t4._growth_tracker = True, None, None  # as on a GPU
+    with pytest.raises(RuntimeError, match="empty"):
+        on_t4.load_state_dict(saved_on_cpu)  # what a resume did before
+    _restore_scaler(on_t4, saved_on_cpu)
+    _restore_scaler(on_t4, None)  # a checkpoint from before the scaler was saved
+    _restore_scaler(on_t4, {"scale": 512.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                            "growth_interval": 100, "_growth_tracker": 0})
+    assert on_t4._init_scale == 512.0

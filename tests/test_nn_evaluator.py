@@ -221,3 +221,15 @@ def test_other_errors_are_not_mistaken_for_out_of_memory():
     with pytest.raises(RuntimeError, match="CUDNN_STATUS"):
         ev(*random_batch(model.config, 4))
     assert broken.sizes == [4] and ev.max_batch is None
+
+
+def test_auto_mixed_precision_on_cuda_follows_the_gpu(monkeypatch):
+    # No GPU here: the choice alone, on a stand-in for an evaluator placed on cuda:0.
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    on_gpu = SimpleNamespace(device=torch.device("cuda", 0))
+    for capability, want in (((7, 5), torch.float16), ((8, 6), torch.bfloat16)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d, c=capability: c)
+        assert Evaluator._amp_dtype(on_gpu, None) == want
+        assert Evaluator._amp_dtype(on_gpu, False) is None

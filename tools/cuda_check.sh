@@ -2,7 +2,8 @@
 # The CUDA path, checked for real on one GPU in one pass (docs/benchmarks.md#gpu):
 #   1. the device check, with its spawned CUDA worker;
 #   2. the network's forward rate, with and without mixed precision;
-#   3. self-play on spawned CUDA workers against that raw forward rate, in bf16 and in fp32;
+#   3. self-play on spawned CUDA workers against that raw forward rate, in mixed precision
+#      (bf16, or fp16 below compute capability 8.0) and in fp32;
 #   4. one torchrun rank with NCCL: a DDP step, a checkpoint and a resume;
 #   5. a short training run with spawned CUDA self-play workers.
 # Each step has its own time limit and the script goes on after a failure, so one broken step

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 BACKENDS = ("auto", "torch", "onnx")
-# Mixed precision for the torch evaluator: auto is bf16 (fp16 where the GPU lacks bf16) on CUDA
+# Mixed precision for the torch evaluator: auto is bf16 (fp16 below compute capability 8.0) on CUDA
 # and fp32 elsewhere; on and off force it. Where it pays depends on the GPU and the batch
 # (docs/benchmarks.md#gpu: on an H200, `medium` and `large` gain from 256 positions a call).
 AMP_MODES = {"auto": None, "on": True, "off": False}

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from alphagomoku.device import cuda_autocast_dtype
 from alphagomoku.nn.io import strip_prefixes
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class Evaluator:
     points: they sum to one there and are exactly zero elsewhere; a row with no legal point gets
     all zeros rather than NaN) and ``values`` float32 ``(B,)`` in [-1, 1] for the side to move.
 
-    ``amp``: None = mixed precision on CUDA only (bf16 where the GPU supports it, else fp16);
+    ``amp``: None = mixed precision on CUDA only (:func:`alphagomoku.device.cuda_autocast_dtype`: bf16, or fp16 on older GPUs);
     True/False force it on or off (on CPU it means bf16 autocast). ``compile``: False, True
     (``torch.compile`` with the default backend) or a backend name.
 
@@ -99,7 +100,7 @@ class Evaluator:
         if not amp:
             return None
         if kind == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+            return cuda_autocast_dtype(self.device)
         if kind == "mps":
             return torch.float16
         return torch.bfloat16

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from alphagomoku.device import DeviceChoice, select_device
+from alphagomoku.device import DeviceChoice, cuda_autocast_dtype, select_device
 from alphagomoku.game.constants import BLACK, DRAW, WHITE
 from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
@@ -173,8 +173,7 @@ class Trainer:
                                   f"model: {str(e).splitlines()[0]}") from None
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        if "scaler" in state:
-            self.scaler.load_state_dict(state["scaler"])
+        _restore_scaler(self.scaler, state.get("scaler"))
         saved_world = int(state.get("world_size", 1))
         if saved_world != self.dist.world_size:
             distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
@@ -526,10 +525,18 @@ def _intact_checkpoint_hint(ckpt_dir: Path) -> str:
     return "no whole epoch checkpoint is left in that folder: start a new run"
 
 
+def _restore_scaler(scaler, saved) -> None:
+    """Load the fp16 loss scale of a resumed run. A run saved without fp16 (on a CPU or a bf16
+    GPU) saved an empty state, which an fp16 scaler refuses: a run begun on one device and
+    resumed on a T4 starts a new scale instead."""
+    if saved:
+        scaler.load_state_dict(saved)
+
+
 def _amp_dtype(device: DeviceChoice):
     if device.kind != "cuda":
         return None
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return cuda_autocast_dtype(device.device)
 
 
 def colour_counts(records: list) -> dict:
