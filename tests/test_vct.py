@@ -391,3 +391,23 @@ def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatc
     assert abs(budgets[0] - 200_000) < 3_000  # the whole 0.1 s at the learnt speed
     rate.update(100, 0.05)  # a short call says little about the speed: it is not counted
     assert abs(rate.value - 2_000_000) < 0.01 * 2_000_000
+
+
+def test_time_the_defence_check_did_not_use_goes_back_to_the_search(monkeypatch):
+    # Black threatens i7 k7 f7; f7 is the one block that leaves no win by threats. The search
+    # first likes f7; given the time the check left, it comes to prefer a move that does not
+    # stop the VCF at all: the player keeps to the blocks, and of those to the one it checked.
+    from alphagomoku.eval import tactics
+
+    monkeypatch.setattr(tactics, "VCT_MAX_DEPTH", 4)  # so that the check ends well in time
+    pos = Position.from_moves(BLOCK_ON_THE_WRONG_SIDE, GameConfig(width=15))
+    inner = _Thinker("f7", "a1")
+    player = TacticalPlayer(inner, vct=True, vcf_budget=400_000)
+    assert player.choose(pos.copy(), 2.0) == pos.index("f7")
+    assert len(inner.more) >= 1 and inner.more[0] > 0.01
+    assert player.last_note == "vcf: opponent threatens win in 2 (i7 k7 f7)"
+    # A block the longer search prefers is played only if its check holds: k7 loses to threats.
+    inner = _Thinker("f7", "k7")
+    assert TacticalPlayer(inner, vct=True, vcf_budget=400_000).choose(pos.copy(), 2.0) \
+        == pos.index("f7")
+    assert len(inner.more) == 1

@@ -348,6 +348,8 @@ class TacticalPlayer:
             elif lost:
                 note += f"; {position.name(ranked[0])} would leave a win by threats"
             chosen = ranked[0] if found is None else found
+            if found is not None and deadline is not None:
+                chosen = self._think_more(position, chosen, deadline, among=defences)
         if chosen != move:
             note += f"; {position.name(chosen)} stops it, not {position.name(move)}"
         self.last_note = note
@@ -410,15 +412,19 @@ class TacticalPlayer:
         finally:
             position.undo()
 
-    def _think_more(self, position: Position, move: int, deadline: float) -> int:
+    def _think_more(self, position: Position, move: int, deadline: float,
+                    among: list[int] | None = None) -> int:
         """``move`` passed its check with time to spare: the inner search goes on for half of
         what is left, again while it still prefers ``move``; a move it comes to prefer is
-        played if a check with the rest finds no opponent win by threats after it."""
+        played if a check with the rest finds no opponent win by threats after it. With
+        ``among`` (the moves that stop the opponent's VCF), its preference among those."""
         more = getattr(self.inner, "think_more", None)
         while more is not None and deadline - time.monotonic() >= THINK_MORE_MIN_S:
             better = more(position, (deadline - time.monotonic()) / 2)
             if better is None:
                 break
+            if among is not None and better not in among:
+                better = self._by_visits(among, first=-1)[0]  # by visits alone
             if better != move:
                 answer = self._opponent_wins(position, better, deadline)
                 return better if answer is not None and not answer.found else move
