@@ -54,8 +54,9 @@ class Evaluator:
     points: they sum to one there and are exactly zero elsewhere; a row with no legal point gets
     all zeros rather than NaN) and ``values`` float32 ``(B,)`` in [-1, 1] for the side to move.
 
-    ``amp``: None = mixed precision on CUDA only (:func:`alphagomoku.device.cuda_autocast_dtype`: bf16, or fp16 on older GPUs);
-    True/False force it on or off (on CPU it means bf16 autocast). ``compile``: False, True
+    ``amp``: None = mixed precision on CUDA only (bf16, or fp16 on older GPUs:
+    :func:`alphagomoku.device.cuda_autocast_dtype`); True/False force it on or off (on CPU it
+    means bf16 autocast). ``compile``: False, True
     (``torch.compile`` with the default backend) or a backend name.
 
     ``max_batch`` caps the positions sent to the device at once (None: the whole call). After an
