@@ -27,9 +27,10 @@ TINY = {
     "min_buffer_positions": 32, "buffer_positions": 2000, "steps_per_epoch": 2,
 }
 # Settings of a run or of the machine rather than of a recipe: configs/old.json need not pin
-# them. The inference backend changes the speed, not what is learned, so old and new recipes
-# compared on one machine both get the faster one.
-RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp",
+# them. The inference backend and the evaluation cache change the speed, not what is learned
+# (the cache plays the same games: tests/test_nn_cache.py), so old and new recipes compared on
+# one machine both get the faster one.
+RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp", "eval_cache",
                 "time_budget_minutes", "snapshot_minutes",
                 # Where and on how many processes a run executes (docs/scaling.md); a one-process
                 # run on the pool is the same whatever they say.

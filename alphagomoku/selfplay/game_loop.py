@@ -24,6 +24,7 @@ from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.position import Position
 from alphagomoku.game.vcf_search import solve_vcf
 from alphagomoku.mcts import Forest, SearchConfig, select_move
+from alphagomoku.nn.cache import EvaluationCache
 from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
 from alphagomoku.selfplay.records import GameRecord
 
@@ -39,12 +40,15 @@ class SelfPlaySettings:
     fast_simulations: int = 0        # root visits of the other moves' fast search
     vcf_end_budget: int = 0          # end a game when the side to move has a VCF proved within
                                      # this many solver nodes (0: play every game out)
+    eval_cache: int = 16384          # network answers kept for positions met again (0: none)
 
     def __post_init__(self):
         if not 0.0 < self.full_search_share <= 1.0:
             raise ValueError(f"full_search_share must be within (0, 1], got {self.full_search_share}")
         if self.full_search_share < 1.0 and self.fast_simulations < 2:
             raise ValueError("playout cap randomisation needs fast_simulations of at least 2")
+        if self.eval_cache < 0:
+            raise ValueError(f"eval_cache must be 0 (off) or more, got {self.eval_cache}")
 
 
 @dataclass
@@ -74,11 +78,16 @@ def play_games(
 
     ``stats`` has: games, positions (searched plies), evaluations, steps (network calls),
     seconds, network_seconds, openings (games started from one), unbalanced_openings (no
-    candidate was within the balance bound).
+    candidate was within the balance bound), cache_hits (positions, the openings' included,
+    answered by the evaluation cache instead of the network) and cache_misses.
     """
     if num_games < 1:
         raise ValueError(f"num_games must be at least 1, got {num_games}")
     rng = np.random.default_rng(seed)
+    # One task, one set of weights: the cache never outlives them.
+    cache = EvaluationCache(evaluator, settings.eval_cache) if settings.eval_cache else None
+    if cache is not None:
+        evaluator = cache
     k = min(num_games, settings.games_at_once)
     forest = Forest(game, search, k, seed=int(rng.integers(2**31)))
     forest.check_evaluator(evaluator)
@@ -147,6 +156,8 @@ def play_games(
         "network_seconds": network_seconds,
         "openings": openings,
         "unbalanced_openings": unbalanced,
+        "cache_hits": cache.hits if cache else 0,
+        "cache_misses": cache.misses if cache else 0,
     }
     return records, stats
 

@@ -33,6 +33,9 @@ _HELP = {
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games one worker plays at once; their leaves form one network batch",
     "simulations": "MCTS simulations per move in self-play",
+    "eval_cache": "network answers each self-play task keeps, so that a position its searches meet "
+                  "again is not evaluated twice (0: off); about 4 x games_per_task x simulations "
+                  "catches nearly all repeats",
     "gumbel_interior": "with --search gumbel, how nodes below the root choose: puct, or gumbel (the "
                        "paper's deterministic rule: argmax improved policy minus visit share)",
     "epochs": "train until this epoch (with --resume: the total, not the number of new ones)",
@@ -48,7 +51,7 @@ _HELP = {
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
             "inference_amp": "MODE", "rule": "RULE", "model_preset": "PRESET",
             "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
-            "vcf_plane_budget": "NODES"}
+            "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,6 +53,7 @@ class TrainConfig:
     fast_simulations: int = 16        # the other moves' search (value target only)
     vcf_leaf_budget: int = 0          # VCF solver nodes at each new search node (0: off)
     vcf_end_budget: int = 0           # end a self-play game once the mover has a VCF proved within this (0: off)
+    eval_cache: int = 16384           # network answers a self-play task keeps for positions met again (0: off)
     opening_share: float = 0.9        # games started from a balanced random opening
     opening_min_stones: int = 1
     opening_max_stones: int = 8
@@ -148,6 +149,7 @@ class TrainConfig:
         need(self.vcf_leaf_budget >= 0, "vcf_leaf_budget", "must be 0 (off) or more")
         need(self.vcf_plane_budget >= 0, "vcf_plane_budget", "must be 0 (no VCF planes) or more")
         need(self.vcf_end_budget >= 0, "vcf_end_budget", "must be 0 (off) or more")
+        need(self.eval_cache >= 0, "eval_cache", "must be 0 (off) or more")
         need(0 <= self.opening_share <= 1, "opening_share", "must be within [0, 1]")
         need(0 <= self.opening_min_stones <= self.opening_max_stones, "opening_min_stones",
              f"must be from 0 to --opening-max-stones ({self.opening_max_stones})")

@@ -69,6 +69,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
         openings=openings, full_search_share=cfg.full_search_share,
         fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
+        eval_cache=cfg.eval_cache,
     )
     device_name, num_gpus = worker_devices(device, cfg.device)
     # One torch thread per CPU worker: workers are the parallelism, and several threads per
@@ -346,8 +347,8 @@ class Trainer:
         self.log(
             f"{label}: loss {row.get('loss', float('nan')):.3f} "
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
-            f"{row['games']} games, {row['positions_per_second']:.0f} positions/s, "
-            f"buffer {len(self.buffer)}; black/white/draw from openings "
+            f"{row['games']} games, {row['positions_per_second']:.0f} positions/s "
+            f"({row['cache_hit_share']:.0%} answered by the evaluation cache), buffer {len(self.buffer)}; black/white/draw from openings "
             f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']} "
             f"(even at {row['opening_target']:+.2f} for black), "
             f"from the empty board {row['empty_black_wins']}/{row['empty_white_wins']}/{row['empty_draws']}"
@@ -376,7 +377,8 @@ class Trainer:
                                       opening_black_target=self.opening_target))
             left -= n
         records: list = []
-        totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0}
+        totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0,
+                  "cache_hits": 0, "cache_misses": 0}
         t0 = time.perf_counter()
         bar = progress(total=cfg.selfplay_games, desc=f"self-play {epoch}", unit="game",
                        disable=not self.progress, leave=False)
@@ -412,6 +414,8 @@ class Trainer:
             selfplay_seconds=elapsed, positions_per_second=positions / max(elapsed, 1e-9),
             network_share=totals["network_seconds"] / max(totals["seconds"], 1e-9),
             unbalanced_openings=totals["unbalanced_openings"],
+            cache_hit_share=totals["cache_hits"]
+            / max(totals["cache_hits"] + totals["cache_misses"], 1),
         )
         return records
 

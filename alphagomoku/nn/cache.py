@@ -1,0 +1,101 @@
+"""A bounded cache of the network's answers, for searches that meet a position again.
+
+Every search in this project starts a move from a fresh tree: Gumbel self-play because its
+policy target needs new root statistics, the players because they search one move at a time.
+The new root and the positions below it were mostly evaluated by the search a move or two
+earlier, so they go to the network again: about a fifth of a ``cpu-hour`` self-play worker's
+evaluations (docs/benchmarks.md, "The evaluation cache"). The network's answer depends only on
+its input, so answers are kept under the planes and the legal mask themselves (packed to bits), and
+the least recently used one is dropped when the cache is full. A cache belongs to one set of
+weights: wrap a new evaluator when they change.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+
+class EvaluationCache:
+    """``evaluator(planes, legal) -> (priors, values)`` with the answers of up to ``capacity``
+    positions kept. Positions met again, in an earlier call or twice in one batch, are not sent
+    to the wrapped evaluator; its answers come back exactly as it gave them.
+
+    ``hits`` counts the positions answered from the cache, ``misses`` those evaluated."""
+
+    def __init__(self, evaluator, capacity: int):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
+                or capacity < 1:
+            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+        self.evaluator = evaluator
+        self.capacity = int(capacity)
+        # The search checks the network's input planes through this attribute.
+        self.config = getattr(evaluator, "config", None)
+        self.hits = 0
+        self.misses = 0
+        self._answers: OrderedDict[bytes, tuple[np.ndarray, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        planes = np.asarray(planes)
+        legal = np.asarray(legal)
+        n = len(planes)
+        if n == 0:
+            return self.evaluator(planes, legal)
+        keys = _keys(planes, legal)
+        answers = [self._answers.get(key) for key in keys]
+        todo: dict[bytes, int] = {}  # a position to evaluate -> its first row in this batch
+        for i, answer in enumerate(answers):
+            if answer is None:
+                todo.setdefault(keys[i], i)
+            else:
+                self._answers.move_to_end(keys[i])
+        self.hits += n - len(todo)
+        self.misses += len(todo)
+        if len(todo) == n:  # nothing known, nothing twice: the evaluator's own arrays
+            priors, values = self.evaluator(planes, legal)
+            values = np.asarray(values).reshape(-1)
+            self._store(keys, priors, values)
+            return priors, values
+        known = [i for i, answer in enumerate(answers) if answer is not None]
+        priors = np.empty((n, legal[0].size), np.float32)
+        values = np.empty(n, np.float32)
+        if known:
+            priors[known] = np.stack([answers[i][0] for i in known])
+            values[known] = [answers[i][1] for i in known]
+        if todo:
+            rows = list(todo.values())
+            new_priors, new_values = self.evaluator(planes[rows], legal[rows])
+            new_values = np.asarray(new_values).reshape(-1)
+            self._store(list(todo), new_priors, new_values)
+            slot = {key: j for j, key in enumerate(todo)}
+            asked = [i for i, answer in enumerate(answers) if answer is None]
+            source = [slot[keys[i]] for i in asked]
+            priors[asked] = new_priors[source]
+            values[asked] = new_values[source]
+        return priors, values
+
+    def _store(self, keys: list[bytes], priors: np.ndarray, values: np.ndarray) -> None:
+        # One copy for the batch (the caller may write into the arrays it is given); its rows
+        # leave the cache at about the same time, and the copy with them.
+        block = np.array(priors, copy=True)
+        for key, p, v in zip(keys, block, values.tolist()):
+            self._answers[key] = (p, v)
+        while len(self._answers) > self.capacity:
+            self._answers.popitem(last=False)
+
+
+def _keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:
+    """One exact key a position: its planes and legal mask as bits when the planes hold only
+    0 and 1 (every plane this project makes), else the planes' raw bytes."""
+    n = len(planes)
+    flat = planes.reshape(n, -1)
+    if ((flat == 0) | (flat == 1)).all():
+        stones = np.packbits(flat != 0, axis=1)
+    else:
+        stones = np.ascontiguousarray(flat).view(np.uint8)
+    rows = np.concatenate([stones, np.packbits(legal.reshape(n, -1) != 0, axis=1)], axis=1)
+    return [row.tobytes() for row in rows]

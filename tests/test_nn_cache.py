@@ -1,0 +1,171 @@
+"""The evaluation cache: exact answers, each position evaluated once, a bounded size, and the
+same self-play games with it as without it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alphagomoku.game import GameConfig, Position
+from alphagomoku.mcts import SearchConfig
+from alphagomoku.nn.cache import EvaluationCache
+from alphagomoku.selfplay.game_loop import SelfPlaySettings, play_games
+
+GAME = GameConfig(width=7)
+
+
+class CountingNet:
+    """A deterministic stand-in network: its answer is a function of the input alone, and it
+    remembers every position it was asked about."""
+
+    config = None
+
+    def __init__(self):
+        self.seen: list[bytes] = []
+
+    def __call__(self, planes, legal):
+        self.seen.extend(p.tobytes() for p in planes)
+        flat = planes.reshape(len(planes), int(np.prod(planes.shape[1:])))
+        weights = np.arange(1, flat.shape[1] + 1, dtype=np.float64)
+        code = (flat * weights).sum(axis=1)
+        priors = (np.sin(np.outer(code, np.arange(1, legal.shape[1] + 1))) + 1.0) * legal
+        values = np.tanh(np.cos(code))
+        return priors.astype(np.float32), values.astype(np.float32)
+
+
+def _positions(moves_list):
+    planes, legal = [], []
+    for moves in moves_list:
+        p = Position.from_moves(moves, GAME)
+        planes.append(p.planes())
+        legal.append(p.legal_mask())
+    return np.stack(planes).astype(np.float32), np.stack(legal)
+
+
+def test_answers_are_the_networks_and_each_position_is_evaluated_once():
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=100)
+    lines = [[24], [24, 25], [24], [24, 25, 17], [24, 25]]  # repeats inside one batch
+    planes, legal = _positions(lines)
+    priors, values = cache(planes, legal)
+    want_p, want_v = CountingNet()(planes, legal)
+    np.testing.assert_array_equal(priors, want_p)
+    np.testing.assert_array_equal(values, want_v)
+    assert len(net.seen) == 3 and (cache.hits, cache.misses) == (2, 3)
+
+    # A later batch: the known positions come from the cache, in the order asked.
+    planes2, legal2 = _positions([[24, 25, 17], [10], [24]])
+    priors2, values2 = cache(planes2, legal2)
+    want_p2, want_v2 = CountingNet()(planes2, legal2)
+    np.testing.assert_array_equal(priors2, want_p2)
+    np.testing.assert_array_equal(values2, want_v2)
+    assert len(net.seen) == 4 and (cache.hits, cache.misses) == (4, 4)
+
+
+def test_a_batch_answered_wholly_from_the_cache_needs_no_network():
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=10)
+    planes, legal = _positions([[24], [24, 25]])
+    first = cache(planes, legal)
+    again = cache(planes[::-1].copy(), legal[::-1].copy())
+    assert len(net.seen) == 2
+    np.testing.assert_array_equal(again[0], first[0][::-1])
+    np.testing.assert_array_equal(again[1], first[1][::-1])
+    assert again[1].dtype == np.float32
+
+
+def test_the_least_recently_used_answer_goes_first():
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=2)
+    a, b, c = (_positions([m]) for m in ([24], [24, 25], [10]))
+    cache(*a)
+    cache(*b)
+    cache(*a)  # a is now the more recently used
+    cache(*c)  # evicts b
+    assert len(cache) == 2 and len(net.seen) == 3
+    cache(*a)
+    assert len(net.seen) == 3
+    cache(*b)
+    assert len(net.seen) == 4
+
+
+def test_what_the_caller_does_to_an_answer_does_not_change_the_cache():
+    cache = EvaluationCache(CountingNet(), capacity=10)
+    planes, legal = _positions([[24]])
+    priors, values = cache(planes, legal)
+    kept = priors.copy()
+    priors[:] = 0.0  # a caller that normalises in place
+    np.testing.assert_array_equal(cache(planes, legal)[0], kept)
+
+
+def test_planes_with_other_values_than_0_and_1_are_told_apart():
+    """Bits would do for this project's planes; other inputs are keyed by their bytes."""
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=10)
+    planes, legal = _positions([[24], [24]])
+    planes[1, 0, 0, 0] = 0.5
+    planes[0, 0, 0, 0] = 0.25
+    cache(planes, legal)
+    assert len(net.seen) == 2
+    planes2 = planes.copy()
+    planes2[1, 0, 0, 0] = 0.75
+    cache(planes2, legal)
+    assert len(net.seen) == 3
+
+
+def test_the_legal_mask_is_part_of_the_key():
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=10)
+    planes, legal = _positions([[24], [24]])
+    legal[1, 0] = False  # the same stones, another rule's forbidden point
+    priors, _ = cache(planes, legal)
+    assert len(net.seen) == 2 and priors[1, 0] == 0 and priors[0, 0] > 0
+
+
+def test_an_empty_batch_passes_through():
+    net = CountingNet()
+    cache = EvaluationCache(net, capacity=10)
+    planes, legal = _positions([[24]])
+    priors, values = cache(planes[:0], legal[:0])
+    assert priors.shape == (0, GAME.area) and values.shape == (0,)
+
+
+@pytest.mark.parametrize("capacity", [0, -3, 2.5, True, "8"])
+def test_a_capacity_that_cannot_work_is_refused(capacity):
+    with pytest.raises(ValueError, match="capacity"):
+        EvaluationCache(CountingNet(), capacity)
+
+
+def test_the_cache_keeps_the_networks_config_for_the_search_check():
+    class Net(CountingNet):
+        config = object()
+
+    net = Net()
+    assert EvaluationCache(net, 4).config is net.config
+
+
+@pytest.mark.parametrize("root_rule", ["gumbel", "puct"])
+def test_self_play_plays_the_same_games_with_fewer_evaluations(root_rule):
+    search = SearchConfig(num_simulations=16, root_rule=root_rule, gumbel_m=8,
+                          dirichlet_eps=0.0 if root_rule == "gumbel" else 0.25)
+    records = {}
+    stats = {}
+    nets = {}
+    for size in (0, 4096):
+        nets[size] = CountingNet()
+        settings = SelfPlaySettings(games_at_once=4, eval_cache=size)
+        records[size], stats[size] = play_games(nets[size], GAME, search, settings, 6, seed=5)
+    for a, b in zip(records[0], records[4096]):
+        np.testing.assert_array_equal(a.moves, b.moves)
+        np.testing.assert_array_equal(a.policies, b.policies)
+        np.testing.assert_array_equal(a.root_values, b.root_values)
+    hits = stats[4096]["cache_hits"]
+    assert stats[0]["cache_hits"] == 0 and hits > 0
+    assert len(nets[4096].seen) == stats[4096]["cache_misses"]
+    assert len(nets[4096].seen) + hits == len(nets[0].seen)
+    assert len(set(nets[4096].seen)) == len(nets[4096].seen)  # nothing evaluated twice
+
+
+def test_self_play_settings_refuse_a_negative_cache():
+    with pytest.raises(ValueError, match="eval_cache"):
+        SelfPlaySettings(eval_cache=-1)
