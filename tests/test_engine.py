@@ -235,6 +235,18 @@ def test_command_line_errors():
     assert r.returncode == 2 and "not allowed with" in r.stderr
     r = run("--player", "random")  # end of input at once: a clean exit
     assert r.returncode == 0 and r.stdout == ""
+    r = run("--eval-cache", "-1")
+    assert r.returncode == 2 and "--eval-cache must be 0 (none) or more, got -1" in r.stderr
+
+
+@pytest.mark.parametrize("flags, size", [([], None), (["--eval-cache", "0"], 0),
+                                         (["--eval-cache", "1000"], 1000)])
+def test_eval_cache_flag_sizes_the_network_players_cache(flags, size):
+    from alphagomoku.engine.__main__ import build_parser, player_factory
+    from alphagomoku.eval.players import PLAYER_EVAL_CACHE
+
+    player, _ = player_factory(build_parser().parse_args(["--no-tactics", *flags]))()
+    assert player.primary.eval_cache == (PLAYER_EVAL_CACHE if size is None else size)
 
 
 # -- fuzz --------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from alphagomoku.eval.players import (
     BUDGET_SHARE,
     FIRST_CHUNK,
     MAX_STEP_S,
+    PLAYER_EVAL_CACHE,
     NetworkPlayer,
     PureMCTSPlayer,
     UniformMCTSPlayer,
@@ -255,3 +256,36 @@ def test_board_fallback_plays_the_network_on_its_board_and_the_fallback_elsewher
     player.reset(other)
     assert player.active is player.fallback and player.name == "random"
     assert Position(other).legal_mask()[player.choose(Position(other))]
+
+
+def _replay_with(player, evaluator, plies: int) -> list[int]:
+    """The moves ``player`` chooses for both sides from e5, after a reset()."""
+    player.evaluator = evaluator
+    player.reset(GAME9)
+    pos = Position.from_moves(["e5"], GAME9)
+    for _ in range(plies):
+        pos.play(player.choose(pos))
+    return pos.moves
+
+
+def test_network_player_evaluates_a_position_once_a_game_and_plays_the_same(tiny_model_path):
+    """Each move's search starts a new tree; the evaluation cache answers what the searches
+    before it evaluated, and reset() empties it (the weights may have changed)."""
+    from test_nn_cache import CountingNet
+
+    plain, cached = CountingNet(), CountingNet()
+    without = _replay_with(NetworkPlayer(tiny_model_path, simulations=64, device="cpu",
+                                         eval_cache=0), plain, 8)
+    player = NetworkPlayer(tiny_model_path, simulations=64, device="cpu")
+    assert player.eval_cache == PLAYER_EVAL_CACHE
+    assert _replay_with(player, cached, 8) == without
+    assert len(set(cached.seen)) == len(cached.seen) < 0.8 * len(plain.seen)
+    once = len(cached.seen)
+    assert _replay_with(player, cached, 8) == without
+    assert len(cached.seen) == 2 * once  # a new game: nothing kept from the last one
+
+
+@pytest.mark.parametrize("size", [-1, 1.5, True])
+def test_network_player_refuses_an_eval_cache_that_cannot_work(tiny_model_path, size):
+    with pytest.raises(ValueError, match="eval_cache"):
+        NetworkPlayer(tiny_model_path, device="cpu", eval_cache=size)

@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
                         "little from more, and a tournament machine runs two engines at once)")
+    p.add_argument("--eval-cache", type=int, default=None, metavar="POSITIONS",
+                   help="network answers kept through a game for positions the searches meet "
+                        "again (default 32768, about 46 MB on 15x15; 0: none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the player's random choices")
     return p
 
@@ -60,7 +63,7 @@ def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
-        from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
+        from alphagomoku.eval.players import BoardFallbackPlayer, NetworkPlayer, TacticalPlayer
         from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
 
         notes = []
@@ -83,6 +86,9 @@ def player_factory(args):
             cfg = player.primary.model.config
             notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; pure MCTS plays any "
                          "other board size")
+        network = player.primary if isinstance(player, BoardFallbackPlayer) else player
+        if args.eval_cache is not None and isinstance(network, NetworkPlayer):
+            network.eval_cache = args.eval_cache
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
         notes.append(f"player: {player.name}")
@@ -105,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--vcf-budget must be at least 1, got {args.vcf_budget}")
     if args.simulations is not None and args.simulations < 1:
         parser.error(f"--simulations must be at least 1, got {args.simulations}")
+    if args.eval_cache is not None and args.eval_cache < 0:
+        parser.error(f"--eval-cache must be 0 (none) or more, got {args.eval_cache}")
     if args.player:
         from alphagomoku.eval.specs import PlayerSpecError, parse_player_spec
 
