@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,all,learning,scale} [--json]``.
+"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,cache,vcf,all,learning,scale} [--json]``.
 
 Each subcommand has its own options (``python scripts/benchmark.py mcts --help``). ``learning``
 trains for a given number of minutes, ``scale`` compares the pool with Ray actors; neither is part

@@ -148,6 +148,23 @@ def test_selfplay_benchmark_times_the_recipes_workers():
     assert spec.search.vcf_plane_budget == 0
     spec = worker_spec(recipe_config(_selfplay_args("--vcf-plane-budget", "100")), select_device("cpu"))
     assert spec.search.vcf_plane_budget == 100
+    assert spec.settings.eval_cache == hour.eval_cache > 0
+    spec = worker_spec(recipe_config(_selfplay_args("--eval-cache", "0")), select_device("cpu"))
+    assert spec.settings.eval_cache == 0
+
+
+def test_a_model_for_another_board_is_a_usage_error(tmp_path):
+    import torch
+
+    from alphagomoku.nn import PolicyValueNet, save_model
+    from alphagomoku.nn.config import ModelConfig
+
+    torch.manual_seed(0)
+    model = tmp_path / "tiny9.pt"
+    save_model(model, PolicyValueNet(ModelConfig.preset("tiny", width=9)))
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
+                          "--model", str(model)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and "plays 9x9, the recipe 15x15: give --board-size 9" in out.stderr
 
 
 def test_unknown_recipe_is_a_usage_error():

@@ -52,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vcf-plane-budget", type=int, metavar="NODES",
                    help="a network with the two VCF input planes, proved within NODES solver nodes "
                         "(default: the recipe's, none)")
+    p.add_argument("--model", metavar="PATH",
+                   help="time this network instead of an untrained one of the recipe's size (its "
+                        "board must be the recipe's; its VCF planes replace the recipe's)")
+    p.add_argument("--eval-cache", type=int, metavar="POSITIONS",
+                   help="network answers each task keeps for positions met again; 0 times the "
+                        "search without the cache (default: the recipe's)")
     p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
@@ -77,7 +83,7 @@ def recipe_config(args):
 
     flags = {"model_preset": args.preset, "board_size": args.board_size,
              "simulations": args.simulations, "games_per_task": args.games_per_worker,
-             "vcf_plane_budget": args.vcf_plane_budget}
+             "vcf_plane_budget": args.vcf_plane_budget, "eval_cache": args.eval_cache}
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -93,6 +99,21 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def _trained_model(path: str, cfg):
+    from alphagomoku.bench import UsageError
+    from alphagomoku.nn.io import CheckpointError, load_model
+
+    try:
+        model = load_model(path)
+    except (CheckpointError, OSError) as e:
+        raise UsageError(str(e)) from None
+    size = (model.config.width, model.config.height)
+    if size != (cfg.board_size, cfg.board_size):
+        raise UsageError(f"{path} plays {size[0]}x{size[1]}, the recipe {cfg.board_size}x"
+                         f"{cfg.board_size}: give --board-size {size[0]}")
+    return model.eval()
 
 
 def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int) -> dict:
@@ -118,6 +139,7 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
     worker_seconds = sum(r.stats["seconds"] for r in results)
     network_seconds = sum(r.stats["network_seconds"] for r in results)
     evaluations = sum(r.stats["evaluations"] for r in results)
+    hits = sum(r.stats["cache_hits"] for r in results)
     cpu_seconds = sum(r.stats["cpu_seconds"] for r in results)
     return {
         "games": len(records),
@@ -130,6 +152,8 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
         "network_share": network_seconds / worker_seconds,
         "evaluations_per_second": evaluations / wall,
         "mean_batch": evaluations / max(1, sum(r.stats["steps"] for r in results)),
+        # Of the positions the searches asked about: answered by the cache, not the network.
+        "cache_hit_share": hits / max(1, hits + sum(r.stats["cache_misses"] for r in results)),
         "gpu_utilisation_percent": float(np.mean(samples)) if samples else None,
     }
 
@@ -245,8 +269,13 @@ def run(args) -> dict:
     cfg = recipe_config(args)
     choice = select_device(args.device)
     torch.manual_seed(args.seed)
-    model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                              vcf_plane_budget=cfg.vcf_plane_budget)).eval()
+    if args.model:
+        model = _trained_model(args.model, cfg)
+        cfg = dataclasses.replace(cfg, vcf_plane_budget=model.config.vcf_plane_budget)
+    else:
+        model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
+                                                  vcf_plane_budget=cfg.vcf_plane_budget)).eval()
+    preset = model.config.label if args.model else cfg.model_preset
     backends, left_out = _backends(args.backends, choice.kind)
     if not backends:
         raise ValueError(f"no inference backend to measure on {choice.kind}: {left_out}")
@@ -255,19 +284,21 @@ def run(args) -> dict:
     # kernels itself (on a fresh GPU machine a run with 8 workers took over 95 s, a warm one 29 s).
     compile_selfplay_kernels(cfg.game)
     if args.profile:
-        return {"recipe": args.recipe, "preset": cfg.model_preset, **{
+        return {"recipe": args.recipe, "preset": preset, **{
             f"{b}_{k}": v for b in backends
             for k, v in _profile(spec, model, choice.device, b, cfg.games_per_task,
                                  args.seed).items()}}
     out: dict = {
         "device": str(choice),
         "recipe": args.recipe,
-        "preset": cfg.model_preset,
+        "preset": preset,
+        "model": args.model or "untrained",
         "board": f"{cfg.board_size}x{cfg.board_size}",
         "search": cfg.search,
         "simulations": cfg.simulations,
         "games_per_worker": cfg.games_per_task,
         "vcf_plane_budget": cfg.vcf_plane_budget,
+        "eval_cache": cfg.eval_cache,
         "backends": ",".join(backends),
         "backends_left_out": left_out,
         "amp": args.amp,
