@@ -29,8 +29,8 @@ T = TypeVar("T")
 # memory on a fast device.
 MAX_TIMED_SIMULATIONS = 20_000
 # The network answers a NetworkPlayer keeps. Each move's search meets again much of what the two
-# searches before it evaluated below the new root (42% of the evaluations of a game at 400
-# simulations a move). About 1.5 KB a position on 15x15: 46 MB.
+# searches before it evaluated below the new root (60% of its positions at 0.5 s a move:
+# `benchmark.py cache`). About 1.5 KB a position on 15x15: 46 MB.
 PLAYER_EVAL_CACHE = 32_768
 # The first search (search_within) or step (fill_budget), and the warm-up search of reset().
 # Small, so that even a tiny budget gets an answer.
@@ -709,7 +709,8 @@ class NetworkPlayer(_SearchPlayer):
         if time_per_move is not None and not time_per_move > 0:
             raise ValueError(f"time_per_move must be a positive number of seconds, got {time_per_move!r}")
         if isinstance(eval_cache, bool) or not isinstance(eval_cache, int) or eval_cache < 0:
-            raise ValueError(f"eval_cache must be 0 (off) or a positive integer, got {eval_cache!r}")
+            raise ValueError(f"eval_cache must be 0 (off) or a positive integer, "
+                             f"got {eval_cache!r}")
         from alphagomoku.device import select_device
         from alphagomoku.nn import Evaluator
         from alphagomoku.nn.io import load_model

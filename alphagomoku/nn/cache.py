@@ -1,12 +1,12 @@
 """A bounded cache of the network's answers, for searches that meet a position again.
 
-Every search in this project starts a move from a fresh tree: Gumbel self-play because its
-policy target needs new root statistics, the players because they search one move at a time.
-The new root and the positions below it were mostly evaluated by the search a move or two
-earlier, so they go to the network again: about a fifth of a ``cpu-hour`` self-play worker's
-evaluations (docs/benchmarks.md, "The evaluation cache"). The network's answer depends only on
-its input, so answers are kept under the planes and the legal mask themselves (packed to bits), and
-the least recently used one is dropped when the cache is full. A cache belongs to one set of
+Gumbel self-play starts each move's search from a new tree, since its policy target needs new
+root statistics, and the players search one move at a time. So the new root and the positions
+below it, mostly evaluated by the search a move or two earlier, go to the network again: about
+a fifth of a ``cpu-hour`` self-play worker's positions with the shipped model
+(docs/benchmarks.md, "The evaluation cache"). The network's answer depends only on its input,
+so answers are kept under the planes and the legal mask themselves (packed to bits), and the
+least recently used one is dropped when the cache is full. A cache belongs to one set of
 weights: wrap a new evaluator when they change.
 """
 

@@ -156,8 +156,8 @@ def play_games(
         "network_seconds": network_seconds,
         "openings": openings,
         "unbalanced_openings": unbalanced,
-        "cache_hits": cache.hits if cache else 0,
-        "cache_misses": cache.misses if cache else 0,
+        "cache_hits": 0 if cache is None else cache.hits,
+        "cache_misses": 0 if cache is None else cache.misses,
     }
     return records, stats
 
