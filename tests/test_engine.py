@@ -247,6 +247,7 @@ def test_eval_cache_flag_sizes_the_network_players_cache(flags, size):
 
     player, _ = player_factory(build_parser().parse_args(["--no-tactics", *flags]))()
     assert player.primary.eval_cache == (PLAYER_EVAL_CACHE if size is None else size)
+    assert f"default {PLAYER_EVAL_CACHE}" in " ".join(build_parser().format_help().split())
 
 
 # -- fuzz --------------------------------------------------------------------------------------------
