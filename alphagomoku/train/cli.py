@@ -146,10 +146,22 @@ def main(argv: list[str] | None = None) -> int:
             faulthandler.enable(file=sys.__stderr__, all_threads=True)
     except (AttributeError, ValueError, OSError):
         pass  # no stderr at all (pythonw): nothing to print to
-    try:
+    def train() -> Trainer:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.stop_requested = lambda: received["pending"]
-        trainer.run()
+        try:
+            trainer.run()
+        except Exception as e:
+            if received["pending"]:
+                # The signal's KeyboardInterrupt can come out as another error: raised in a class
+                # body during an import (matplotlib's, at the first plot), it is a RuntimeError
+                # from __set_name__.
+                raise KeyboardInterrupt from e
+            raise
+        return trainer
+
+    try:
+        trainer = train()
     except KeyboardInterrupt:
         print(f"{where}train.py: interrupted ({signal.Signals(received['signal']).name})", file=sys.stderr)
         return 128 + int(received["signal"])
