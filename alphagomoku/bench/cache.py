@@ -71,16 +71,13 @@ def run(args) -> dict:
 
 def _load(path: str):
     from alphagomoku.bench import UsageError
-    from alphagomoku.nn.io import CheckpointError, load_model
+    from alphagomoku.bench.selfplay import trained_model
 
-    try:
-        model = load_model(path)
-    except (CheckpointError, OSError) as e:
-        raise UsageError(str(e)) from None
+    model = trained_model(path)
     if model.config.width != model.config.height:
         raise UsageError(f"{path} plays a {model.config.width}x{model.config.height} board; the "
                          "recipes' boards are square")
-    return model.eval()
+    return model
 
 
 def _selfplay(model, spec, games: int, repeats: int, seed: int) -> dict:

@@ -101,7 +101,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _trained_model(path: str, cfg):
+def trained_model(path: str, board_size: int | None = None):
+    """The model in ``path``, in eval mode; a usage error when it cannot be read, or when
+    ``board_size`` is given and it plays another board."""
     from alphagomoku.bench import UsageError
     from alphagomoku.nn.io import CheckpointError, load_model
 
@@ -110,9 +112,9 @@ def _trained_model(path: str, cfg):
     except (CheckpointError, OSError) as e:
         raise UsageError(str(e)) from None
     size = (model.config.width, model.config.height)
-    if size != (cfg.board_size, cfg.board_size):
-        raise UsageError(f"{path} plays {size[0]}x{size[1]}, the recipe {cfg.board_size}x"
-                         f"{cfg.board_size}: give --board-size {size[0]}")
+    if board_size is not None and size != (board_size, board_size):
+        raise UsageError(f"{path} plays {size[0]}x{size[1]}, the recipe {board_size}x"
+                         f"{board_size}: give --board-size {size[0]}")
     return model.eval()
 
 
@@ -270,7 +272,7 @@ def run(args) -> dict:
     choice = select_device(args.device)
     torch.manual_seed(args.seed)
     if args.model:
-        model = _trained_model(args.model, cfg)
+        model = trained_model(args.model, cfg.board_size)
         cfg = dataclasses.replace(cfg, vcf_plane_budget=model.config.vcf_plane_budget)
     else:
         model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,

@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             faulthandler.enable(file=sys.__stderr__, all_threads=True)
     except (AttributeError, ValueError, OSError):
         pass  # no stderr at all (pythonw): nothing to print to
+
     def train() -> Trainer:
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
         trainer.stop_requested = lambda: received["pending"]
