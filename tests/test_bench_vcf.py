@@ -2,6 +2,7 @@
 
 import argparse
 import json
+from pathlib import Path
 
 import pytest
 
@@ -105,7 +106,9 @@ def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
                          (["--decided-depth", "0"], "--decided-depth must be at least 1"),
                          (["--rescreen-time-per-move", "0"], "--rescreen-time-per-move must be"),
                          (["--match-openings", "centre", "--rescreen-time-per-move", "0.5"],
-                          "centre has none to screen")):
+                          "centre has none to screen"),
+                         (["--against-without-planes", "--against-model", "x.pt"],
+                          "choose one")):
         with pytest.raises(UsageError, match=words):
             bench.run(parser.parse_args(flags))
 
@@ -121,6 +124,28 @@ def test_an_against_model_that_cannot_play_the_match_is_refused_before_the_self_
                         (nine, "plays 9x9, --model 15x15")):
         with pytest.raises(UsageError, match=f"--against-model.*{words}"):
             bench.run(parser.parse_args(["--against-model", str(path)]))
+
+
+def test_the_engine_without_the_solver_can_play_the_same_weights_without_the_vcf_planes(tmp_path):
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    planes = save_model(tmp_path / "planes.pt",
+                        PolicyValueNet(ModelConfig.preset("tiny", 9, vcf_plane_budget=50)))
+    r = bench.run(parser.parse_args([
+        "--model", str(planes), "--against-without-planes", "--selfplay-games", "2",
+        "--simulations", "8", "--games", "2", "--time-per-move", "0.02", "--workers", "0",
+        "--vct-budget", "2000", "--match-openings", "centre", "--decided-budget", "0",
+        "--match-out", str(tmp_path)]))
+    assert r["match_player"] == "vct:net:MODEL against tactics:net:MODEL_WITHOUT_VCF_PLANES"
+    cut = r["against_model"]
+    assert cut.endswith("without-vcf-planes.pt") and cut != str(planes)
+    for path in sorted(tmp_path.glob("game_*.txt")):
+        record = parse_text(path.read_text())
+        assert {record.black, record.white} == {f"vct:net:{planes}", f"tactics:net:{cut}"}
+    assert not Path(cut).exists()  # the cut network lived as long as the match needed it
+    plain = save_model(tmp_path / "plain.pt", PolicyValueNet(ModelConfig.preset("tiny", 9)))
+    with pytest.raises(UsageError, match="reads no VCF planes"):
+        bench.run(parser.parse_args(["--model", str(plain), "--against-without-planes"]))
 
 
 def test_even_openings_are_the_ones_a_player_won_with_each_colour_against_itself():

@@ -16,6 +16,7 @@ from alphagomoku.mcts import Forest, SearchConfig, search
 from alphagomoku.mcts.search import fit_to_evaluator
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.evaluator import Evaluator
+from alphagomoku.nn.vcf_inputs import without_vcf_planes
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import ReplayBuffer
 from tests.reference_vcf import has_vcf
@@ -201,3 +202,27 @@ def test_a_network_with_vcf_planes_runs_a_forward_pass():
     assert logits.shape == (1, 81) and value.shape == (1,)
     with pytest.raises(ValueError, match="network input must have shape"):
         model(torch.from_numpy(pos.planes()[None]))
+
+
+def test_a_planes_network_cut_to_run_without_the_solver_answers_as_with_both_planes_zero(rng):
+    torch.manual_seed(3)
+    model = PolicyValueNet(ModelConfig.preset("tiny", 9, vcf_plane_budget=50)).eval()
+    with torch.no_grad():  # weights the planes visibly move, as a trained network's do
+        model.stem[0].weight[:, NUM_PLANES:] += 1.0
+    cut = without_vcf_planes(model)
+    assert cut.config.vcf_plane_budget == 0 and cut.config.num_planes == NUM_PLANES
+    cfg = GameConfig(width=9)
+    found = [pos.planes(BIG) for pos in positions(cfg, rng, 40)]
+    planes = np.stack([p for p in found if p[NUM_PLANES:].any()][:8])
+    assert len(planes) > 0  # some positions do light a plane, so the cut is tested where it matters
+    blind = planes.copy()
+    blind[:, NUM_PLANES:] = 0
+    with torch.no_grad():
+        want_p, want_v = model(torch.from_numpy(blind))
+        got_p, got_v = cut(torch.from_numpy(planes[:, :NUM_PLANES].copy()))
+        lit_p, _ = model(torch.from_numpy(planes))
+    torch.testing.assert_close(got_p, want_p)
+    torch.testing.assert_close(got_v, want_v)
+    assert not torch.allclose(lit_p, want_p)  # the planes were read: cutting them changes answers
+    with pytest.raises(ValueError, match="reads no VCF planes"):
+        without_vcf_planes(cut)

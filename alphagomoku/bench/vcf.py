@@ -17,7 +17,9 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    and blocks only), at equal time per move, each opening played with both colours: score and
    Elo with a 95% interval, and the score with each colour. ``--against-model`` gives the
    engine without the solver a network of its own: one trained without the VCF planes measures
-   the solver in every use, the network's inputs included. The openings: by default ones the
+   the solver in every use, the network's inputs included; ``--against-without-planes`` gives
+   it the same weights with the VCF input channels cut out (:mod:`alphagomoku.nn.vcf_inputs`),
+   the same model with no solver anywhere. The openings: by default ones the
    engine without the solver (or, with ``--screen-player``, the one with it) won once with each
    colour against itself (with 2 random stones, or with openings the network calls even, black
    wins most games between these two players whoever has the solver, which hides what the
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,6 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the network of the engine without the solver (default: --model's). "
                         "A model trained without the VCF planes measures what the solver adds "
                         "in all its uses, network inputs included")
+    p.add_argument("--against-without-planes", action="store_true",
+                   help="the engine without the solver plays --model's own weights with the two "
+                        "VCF input channels cut out: the network as it is when no solver proves "
+                        "its planes (a model trained with them only)")
     p.add_argument("--games", type=int, default=40, help="engine-match games (even)")
     p.add_argument("--time-per-move", type=float, default=0.5, help="engine-match seconds a move")
     p.add_argument("--match-player", choices=("vct", "vcf"), default="vct",
@@ -261,6 +268,9 @@ def _check_arguments(args) -> None:
     if args.decided_budget < 0:
         raise UsageError(f"--decided-budget must be 0 (skip) or more nodes, got "
                          f"{args.decided_budget}")
+    if args.against_without_planes and args.against_model:
+        raise UsageError("--against-without-planes and --against-model each give the engine "
+                         "without the solver its network: choose one")
 
 
 def _check_against_model(path: str, config) -> None:
@@ -275,6 +285,19 @@ def _check_against_model(path: str, config) -> None:
     if (other.width, other.height) != (config.width, config.height):
         raise UsageError(f"--against-model plays {other.width}x{other.height}, --model "
                          f"{config.width}x{config.height}: the two engines must play one board")
+
+
+def _without_planes_file(model, folder: Path) -> str:
+    from alphagomoku.nn.io import save_model
+    from alphagomoku.nn.vcf_inputs import without_vcf_planes
+
+    return str(save_model(folder / "without-vcf-planes.pt", without_vcf_planes(model)))
+
+
+def _against_label(args, same: bool) -> str:
+    if args.against_without_planes:
+        return "MODEL_WITHOUT_VCF_PLANES"
+    return "MODEL" if same else "AGAINST_MODEL"
 
 
 def run(args) -> dict:
@@ -294,6 +317,15 @@ def run(args) -> dict:
     against = args.against_model or path
     if against != path:
         _check_against_model(against, model.config)
+    if args.against_without_planes:
+        if not model.config.vcf_plane_budget:
+            from alphagomoku.bench import UsageError
+
+            raise UsageError(f"--against-without-planes: {path} reads no VCF planes; it plays "
+                             f"without the solver as it is")
+        # Kept until run() returns: the match's workers read the file.
+        cut_dir = tempfile.TemporaryDirectory(prefix="alphagomoku-vcf-")
+        against = _without_planes_file(model, Path(cut_dir.name))
     leaf = args.leaf_budget or SearchConfig().vcf_leaf_budget or 100
     root = args.root_budget or 10 * leaf
     out: dict = {"model": path, "board": f"{game.width}x{game.height}", "rule": game.rule,
@@ -381,7 +413,7 @@ def run(args) -> dict:
             per_colour[f"match_as_{name}"] = f"{cw}-{cd}-{cl}"
         out.update({
             "match_player": f"{args.match_player}:net:MODEL against tactics:net:"
-                            f"{'MODEL' if against == path else 'AGAINST_MODEL'}",
+                            f"{_against_label(args, against == path)}",
             "against_model": against,
             "match_openings": args.match_openings,
             "match_screen_player": args.screen_player,
