@@ -115,7 +115,9 @@ def test_about_and_start():
         assert about.startswith('name="alphagomoku"') and "version=" in about
         assert eng.ask("START 9") == "OK"
         assert any("player: random" in m for m in eng.messages)
+        eng.send("INFO max_memory 1048576")  # 1 MB: less than the engine holds already
         assert eng.ask("START 4").startswith("ERROR unsupported board width 4")
+        assert any(m.startswith("MESSAGE max_memory 1 MB is below the ") for m in eng.messages)
         assert eng.ask("START 40").startswith("ERROR")
         assert eng.ask("RECTSTART 9,7") == "OK"
         x, y = parse_move(eng.ask("BEGIN"))

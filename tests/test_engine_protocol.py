@@ -110,6 +110,51 @@ def test_rule_bits():
         rule_from_bits(-1)
 
 
+class Wrapper:
+    """A player in front of another, as TacticalPlayer is: the limit must reach the inner one."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.reset = inner.reset
+        self.choose = inner.choose
+
+
+def test_info_max_memory_gives_the_searches_the_limit_less_what_the_engine_holds():
+    MB = 2**20
+    inner = Recorder()
+    inner.memory_bytes = None
+    out: list[str] = []
+    engine = GomocupEngine(lambda: (Wrapper(inner), []), out.append, resident=lambda: 200 * MB)
+    # Sent before START (the protocol allows it), the limit applies once the player is ready.
+    assert talk(engine, out, f"INFO max_memory {350 * MB}") == []
+    assert talk(engine, out, "START 9") == [
+        "MESSAGE max_memory 350 MB: 200 MB held before searching, 115 MB for the search trees "
+        "and cache", "OK"]
+    assert inner.memory_bytes == int(350 * MB * 0.9) - 200 * MB
+    # Below what the engine already holds: said plainly, and the searches get nothing.
+    said = talk(engine, out, f"INFO max_memory {150 * MB}")
+    assert said[0].startswith("MESSAGE max_memory 150 MB is below the 200 MB the engine holds")
+    assert inner.memory_bytes == 0
+    assert talk(engine, out, "INFO max_memory 0") == []  # 0: no limit, as the protocol says
+    assert inner.memory_bytes is None
+    for bad in ("INFO max_memory -5", "INFO max_memory lots"):
+        assert talk(engine, out, bad)[0].startswith("ERROR INFO max_memory")
+    assert inner.memory_bytes is None  # a bad line changes nothing
+
+
+def test_max_memory_where_the_system_does_not_say_what_the_engine_holds():
+    player = Recorder()
+    player.memory_bytes = None
+    out: list[str] = []
+    engine = GomocupEngine(lambda: (player, []), out.append, resident=lambda: None)
+    talk(engine, out, "START 9")
+    said = talk(engine, out, f"INFO max_memory {100 * 2**20}")
+    assert said == ["MESSAGE max_memory 100 MB: this system does not say how much memory the "
+                    "engine holds; its searches keep to 90 MB"]
+    assert player.memory_bytes == 90 * 2**20
+
+
 def test_start_errors_when_the_player_cannot_play_the_size():
     engine, out = make_engine(Recorder("bad-size"))
     assert talk(engine, out, "START 15")[-1].startswith("ERROR recorder cannot play this game")

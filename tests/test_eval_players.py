@@ -16,6 +16,7 @@ from alphagomoku.eval.players import (
     PLAYER_EVAL_CACHE,
     NetworkPlayer,
     PureMCTSPlayer,
+    TacticalPlayer,
     UniformMCTSPlayer,
     fill_budget,
 )
@@ -289,3 +290,48 @@ def test_network_player_evaluates_a_position_once_a_game_and_plays_the_same(tiny
 def test_network_player_refuses_an_eval_cache_that_cannot_work(tiny_model_path, size):
     with pytest.raises(ValueError, match="eval_cache"):
         NetworkPlayer(tiny_model_path, device="cpu", eval_cache=size)
+
+
+def test_a_memory_limit_bounds_the_timed_trees_and_then_the_cache(tiny_model_path):
+    from alphagomoku.eval.players import MAX_TIMED_SIMULATIONS, MIN_TREE_NODES, limit_memory
+    from alphagomoku.mcts.tree import node_bytes
+    from alphagomoku.nn.cache import entry_bytes
+
+    area = GAME9.area
+    player = NetworkPlayer(tiny_model_path, time_per_move=30.0, device="cpu")
+    wrapped = TacticalPlayer(player, vcf=False, vct=False)
+    limit_memory(wrapped, 1500 * node_bytes(area))  # a tree of 1,500 nodes, no room to cache
+    assert player.memory_bytes == 1500 * node_bytes(area)
+    wrapped.reset(GAME9)
+    pos = Position.from_moves(["e5"], GAME9)
+    t0 = time.perf_counter()
+    assert pos.legal_mask()[wrapped.choose(pos)]
+    assert time.perf_counter() - t0 < 10  # the tree's cap ended the search, not the 30 s
+    assert player.last_visits.sum() == 1500 - 1
+    assert player.cache_capacity() == 0 and player.cache is None
+    limit_memory(wrapped, 0)  # nothing left: the smallest tree worth searching, and no cache
+    wrapped.choose(pos)
+    assert player.last_visits.sum() == MIN_TREE_NODES - 1 and player.cache_capacity() == 0
+    # What is left after a whole tree of the most simulations goes to the cache.
+    tree = MAX_TIMED_SIMULATIONS * node_bytes(area)
+    limit_memory(wrapped, tree + 500 * entry_bytes(area, player.model.config.num_planes))
+    assert player.cache_capacity() == 500
+    player.time_per_move, player.simulations = None, 32
+    wrapped.choose(pos)
+    assert player.cache.capacity == 500 and len(player.cache) <= 500
+    limit_memory(wrapped, None)
+    assert player.cache_capacity() == PLAYER_EVAL_CACHE
+
+
+def test_a_memory_limit_bounds_the_pure_mcts_tree():
+    from alphagomoku.eval.players import limit_memory
+    from alphagomoku.mcts.tree import node_bytes
+
+    player = PureMCTSPlayer(playouts=10**6, time_per_move=30.0)
+    limit_memory(player, 2000 * node_bytes(GAME9.area))
+    player.reset(GAME9)
+    pos = Position.from_moves(["e5"], GAME9)
+    t0 = time.perf_counter()
+    assert pos.legal_mask()[player.choose(pos)]
+    assert time.perf_counter() - t0 < 10
+    assert player._mcts.playouts == 2000

@@ -169,3 +169,27 @@ def test_self_play_plays_the_same_games_with_fewer_evaluations(root_rule):
 def test_self_play_settings_refuse_a_negative_cache():
     with pytest.raises(ValueError, match="eval_cache"):
         SelfPlaySettings(eval_cache=-1)
+
+
+def test_the_memory_estimate_of_a_kept_answer_is_what_the_cache_takes():
+    import tracemalloc
+
+    from alphagomoku.nn.cache import entry_bytes
+
+    rng = np.random.default_rng(0)
+    area, planes_n, n = 15 * 15, 7, 3000
+
+    def net(planes, legal):
+        return np.full(legal.shape, 1.0 / area, np.float32), np.zeros(len(planes), np.float32)
+
+    cache = EvaluationCache(net, n)
+    batches = [((rng.random((15, planes_n, 15, 15)) < 0.3).astype(np.float32),
+                np.ones((15, area), np.bool_)) for _ in range(n // 15)]
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for planes, legal in batches:
+        cache(planes, legal)
+    used = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(cache) == n
+    assert 0.85 < entry_bytes(area, planes_n) / (used / n) < 1.15

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 import alphagomoku
+from alphagomoku.engine.memory import megabytes, resident_bytes, search_memory
 from alphagomoku.engine.timing import TimeControl
 from alphagomoku.eval.tactics import tactical_move
 from alphagomoku.game import BLACK, WHITE, GameConfig, IllegalMoveError, Position
@@ -70,7 +71,8 @@ class GomocupEngine:
     answer line (the caller flushes)."""
 
     def __init__(self, make_player: Callable[[], tuple[object, list[str]]],
-                 write: Callable[[str], None], n_in_row: int = 5, seed: int = 0):
+                 write: Callable[[str], None], n_in_row: int = 5, seed: int = 0,
+                 resident: Callable[[], int | None] = resident_bytes):
         self._make_player = make_player
         self._write = write
         self.n_in_row = n_in_row
@@ -79,6 +81,9 @@ class GomocupEngine:
         self.position: Position | None = None
         self.rule = "freestyle"
         self.clock = TimeControl()
+        self.max_memory = 0  # bytes (INFO max_memory; 0: no limit)
+        self._resident = resident
+        self._held: int | None = None  # the process's memory once its player was ready
         self.running = True
         self._board: list[tuple[int, int, int]] | None = None  # inside BOARD ... DONE
         self._board_errors: list[str] = []
@@ -138,6 +143,10 @@ class GomocupEngine:
             for note in notes:
                 self.send(f"MESSAGE {note}")
         self._reset_player(game)
+        if self._held is None:
+            self._held = self._resident()  # the player built and warmed up, before any search
+            if self.max_memory:
+                self._limit_memory()
         self.game = game
         self.position = Position(game)
         self._board = None
@@ -183,7 +192,7 @@ class GomocupEngine:
     def _info(self, arg: str) -> None:
         key, _, value = arg.partition(" ")
         key = key.lower()
-        if key in ("timeout_turn", "timeout_match", "time_left", "rule"):
+        if key in ("timeout_turn", "timeout_match", "time_left", "rule", "max_memory"):
             m = _MS.match(value)
             if m is None:
                 raise ProtocolError(f"INFO {key} needs a whole number, got {_short(value)}")
@@ -196,10 +205,35 @@ class GomocupEngine:
                 raise ProtocolError(f"INFO {key} must not be negative, got {n}")
             elif key == "timeout_turn":
                 self.clock.timeout_turn_ms = n
+            elif key == "max_memory":
+                self.max_memory = n
+                if self.player is not None:
+                    self._limit_memory()
             else:
                 self.clock.timeout_match_ms = n
-        # Other keys (max_memory, game_type, max_node, thread_num, folder, evaluate, ...) do not
-        # change how this engine plays: ignored, as the protocol allows.
+        # Other keys (game_type, max_node, thread_num, folder, evaluate, ...) do not change how
+        # this engine plays: ignored, as the protocol allows.
+
+    def _limit_memory(self) -> None:
+        """Size the player's trees and cache to what ``max_memory`` leaves them, and say so."""
+        from alphagomoku.eval.players import limit_memory
+
+        if not self.max_memory:
+            limit_memory(self.player, None)
+            return
+        spare = search_memory(self.max_memory, self._held)
+        limit_memory(self.player, spare)
+        limit = megabytes(self.max_memory)
+        if self._held is None:
+            self.send(f"MESSAGE max_memory {limit}: this system does not say how much memory "
+                      f"the engine holds; its searches keep to {megabytes(spare)}")
+        elif spare == 0:
+            self.send(f"MESSAGE max_memory {limit} is below the {megabytes(self._held)} the "
+                      f"engine holds before it searches (Python, torch, the network): it plays "
+                      f"on over the limit, with small search trees and no cache")
+        else:
+            self.send(f"MESSAGE max_memory {limit}: {megabytes(self._held)} held before "
+                      f"searching, {megabytes(spare)} for the search trees and cache")
 
     def _set_rule(self, rule: str) -> None:
         if rule == self.rule:

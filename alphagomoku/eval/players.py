@@ -21,7 +21,8 @@ import numpy as np
 
 from alphagomoku.eval.tactics import tactical_move
 from alphagomoku.game import BLACK, GameConfig, Position
-from alphagomoku.nn.cache import EvaluationCache
+from alphagomoku.mcts.tree import node_bytes
+from alphagomoku.nn.cache import EvaluationCache, entry_bytes
 
 T = TypeVar("T")
 
@@ -52,6 +53,31 @@ MAX_STEP_S = 0.05
 # With only a time limit, the most playouts a pure-MCTS search may grow to: it bounds the tree's
 # memory (every expanded node keeps an edge per legal move, ~2 KB on 15x15).
 MAX_TIMED_PLAYOUTS = 200_000
+
+
+# A memory limit never shrinks a timed search below this many nodes: 2.3 MB on 15x15, inside
+# the engine's margin (engine/memory.py), and a search much smaller plays far worse.
+MIN_TREE_NODES = 1_000
+
+
+def tree_cap(memory_bytes: int | None, area: int, most: int) -> int:
+    """The most nodes a timed search may grow to: ``most``, or fewer when its tree must fit in
+    ``memory_bytes`` (None: no limit), but never fewer than MIN_TREE_NODES."""
+    if memory_bytes is None:
+        return most
+    return min(most, max(MIN_TREE_NODES, memory_bytes // node_bytes(area)))
+
+
+def limit_memory(player, memory_bytes: int | None) -> None:
+    """Keep what ``player``'s searches hold (their trees and caches) within ``memory_bytes``, or
+    lift the limit with None; wrapped players are limited too, each to the whole amount, since
+    one of them plays at a time."""
+    for attr in ("inner", "primary", "fallback"):
+        wrapped = getattr(player, attr, None)
+        if wrapped is not None:
+            limit_memory(wrapped, memory_bytes)
+    if hasattr(player, "memory_bytes"):
+        player.memory_bytes = memory_bytes
 
 
 @runtime_checkable
@@ -489,6 +515,7 @@ class PureMCTSPlayer:
         self.time_per_move = time_per_move
         self.name = name or f"pure:{playouts}"
         self.game: GameConfig | None = None
+        self.memory_bytes: int | None = None  # the most its tree may take (limit_memory)
         self._mcts = None  # the PureMCTS of the last search, kept to reuse its arrays
 
     def reset(self, game: GameConfig) -> None:
@@ -514,7 +541,8 @@ class PureMCTSPlayer:
         if budget is None:
             visits = self._tree(position.config, self.playouts).search(position, seed=seed)
         else:
-            limit = min(self.playouts, MAX_TIMED_PLAYOUTS)
+            limit = min(self.playouts, tree_cap(self.memory_bytes, position.config.area,
+                                                MAX_TIMED_PLAYOUTS))
             mcts = self._tree(position.config, limit)
 
             def step(n: int, more: bool) -> np.ndarray:
@@ -538,6 +566,7 @@ class _SearchPlayer:
     seed: int
     search_config = None  # a SearchConfig whose constants replace the defaults
     last_visits: np.ndarray | None = None  # visits per move of the last choice
+    memory_bytes: int | None = None  # the most its tree (and cache) may take (limit_memory)
 
     def _config(self, n: int):
         import dataclasses
@@ -616,11 +645,11 @@ class _SearchPlayer:
         self._search(Position(game), FIRST_CHUNK)
         self._search_until(Position(game), FIRST_CHUNK, budget_s=3600.0)
 
-    def _limit(self, budget: float | None) -> int:
+    def _limit(self, budget: float | None, area: int) -> int:
         if self.simulations is not None:
             return self.simulations
         if budget is not None:
-            return MAX_TIMED_SIMULATIONS
+            return tree_cap(self.memory_bytes, area, MAX_TIMED_SIMULATIONS)
         if self.search_config is not None:
             return self.search_config.num_simulations
         from alphagomoku.mcts import search_config as player_defaults
@@ -630,7 +659,7 @@ class _SearchPlayer:
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
         budget = _budget(self.time_per_move, time_left_s)
-        limit = self._limit(budget)
+        limit = self._limit(budget, position.config.area)
         if budget is None:
             self._tree = None
             visits = self._search(position, limit)
@@ -731,11 +760,24 @@ class NetworkPlayer(_SearchPlayer):
         self.search_config = search_config
         self.name = name or (f"net:{label}" + (f":{simulations}" if simulations else ""))
 
+    def cache_capacity(self) -> int:
+        """The answers its cache keeps: ``eval_cache``, or fewer when a memory limit must also
+        hold a whole tree of a timed search."""
+        config = getattr(self.model, "config", None)
+        if self.memory_bytes is None or config is None:
+            return self.eval_cache
+        area = config.width * config.height
+        left = self.memory_bytes - tree_cap(self.memory_bytes, area,
+                                            MAX_TIMED_SIMULATIONS) * node_bytes(area)
+        return min(self.eval_cache, max(0, left // entry_bytes(area, config.num_planes)))
+
     def _evaluator(self):
-        if not self.eval_cache:
+        capacity = self.cache_capacity()
+        if not capacity:
             return self.evaluator
         if self.cache is None:
-            self.cache = EvaluationCache(self.evaluator, self.eval_cache)
+            self.cache = EvaluationCache(self.evaluator, capacity)
+        self.cache.capacity = capacity  # a new limit mid-game: the oldest answers go as new come
         return self.cache
 
     def reset(self, game: GameConfig) -> None:

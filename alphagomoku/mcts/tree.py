@@ -168,6 +168,12 @@ class SearchParams(NamedTuple):
     vct_leaf_plies: int      # only at nodes this many plies below the root or fewer (0: all)
 
 
+def node_bytes(area: int) -> int:
+    """The most memory one node of a tree takes on a board of ``area`` points, its edges to
+    every point included (what :func:`allocate_trees` commits once the node is expanded)."""
+    return NODE_FIELDS * 4 + VALUE_FIELDS * 8 + area * (2 + 4 + 4)
+
+
 def allocate_trees(num_trees: int, max_nodes: int, area: int) -> TreeArrays:
     k, m = num_trees, max_nodes
     e = max_nodes * area

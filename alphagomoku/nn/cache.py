@@ -17,6 +17,17 @@ from collections import OrderedDict
 import numpy as np
 
 
+# Per kept answer beyond its data: the key's bytes object, the priors' row view, the tuple,
+# the float and the OrderedDict's entry (CPython 3.11, tracemalloc; tests/test_nn_cache.py).
+_ENTRY_OVERHEAD = 340
+
+
+def entry_bytes(area: int, planes: int) -> int:
+    """About the memory one kept answer takes: a network reading ``planes`` planes of ``area``
+    points (its key packs them and the legal mask to bits; its priors are float32)."""
+    return _ENTRY_OVERHEAD + -(-(planes + 1) * area // 8) + 4 * area
+
+
 class EvaluationCache:
     """``evaluator(planes, legal) -> (priors, values)`` with the answers of up to ``capacity``
     positions kept. Positions met again, in an earlier call or twice in one batch, are not sent
