@@ -307,5 +307,10 @@ def test_tactical_player_asks_its_player_only_when_nothing_is_urgent():
     quiet = Position.from_moves(["e5"], game)
     assert player.choose(quiet, 0.5) == 0 and inner.budgets == [0.5]
     assert player.name == "recorder"
+    # The first move of a game is the centre, on any board, without asking the player.
+    for width, height, centre in ((9, 9, "e5"), (15, 15, "h8"), (20, 20, "k10"), (12, 7, "g4")):
+        empty = Position(GameConfig(width=width, height=height))
+        assert empty.name(player.choose(empty, 0.5)) == centre
+    assert inner.budgets == [0.5]
     player.close()
     assert inner.closed

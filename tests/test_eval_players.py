@@ -173,6 +173,24 @@ def test_a_timed_search_goes_on_with_its_tree_when_given_more_time(tiny_model_pa
     assert player.think_more(pos, 0.1) is None
 
 
+def test_a_network_from_a_file_runs_on_onnx_runtime_and_a_model_object_on_torch(tiny_model_path):
+    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.evaluator import Evaluator
+
+    from_file = NetworkPlayer(tiny_model_path, device="cpu", simulations=16)
+    expected = "Evaluator" if onnx_problem() else "OnnxEvaluator"
+    assert type(from_file.evaluator).__name__ == expected
+    # A model object's weights may change between games under its caller: torch reads them live.
+    live = NetworkPlayer(from_file.model, device="cpu", simulations=16)
+    assert type(live.evaluator) is Evaluator
+    assert type(NetworkPlayer(tiny_model_path, device="cpu", backend="torch").evaluator) \
+        is Evaluator
+    # The two runtimes give one network's answers: the same move from the same search.
+    for player in (from_file, live):
+        player.reset(GAME9)
+    assert from_file.choose(BLOCK) == live.choose(BLOCK)
+
+
 def test_network_player_rejects_a_bad_weights_file(tmp_path):
     from alphagomoku.nn import CheckpointError
 
@@ -231,12 +249,20 @@ def test_engine_without_checkpoint_uses_the_shipped_model_or_says_pure_mcts():
 
 
 def test_engine_with_a_checkpoint(tiny_model_path, tmp_path):
+    from alphagomoku.nn.backend import onnx_problem
+
     with EngineSession("--checkpoint", str(tiny_model_path), "--device", "cpu") as eng:
         assert eng.ask("START 15").startswith("ERROR") and "9x9" in eng.answers[-1]
         assert eng.ask("START 9") == "OK"
+        runtime = "torch" if onnx_problem() else "ONNX Runtime"
+        assert f"MESSAGE network on {runtime} (cpu)" in eng.messages
         eng.send("INFO timeout_turn 300")
         x, y = parse_move(eng.ask("BEGIN"))
         assert 0 <= x < 9 and 0 <= y < 9
+    with EngineSession("--checkpoint", str(tiny_model_path), "--device", "cpu",
+                       "--inference-backend", "torch") as eng:
+        assert eng.ask("START 9") == "OK"
+        assert "MESSAGE network on torch (cpu)" in eng.messages
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"\x00" * 10)
     with EngineSession("--checkpoint", str(bad)) as eng:

@@ -7,10 +7,11 @@ Two parts, on the shipped model (``--model``) and its board:
    taking turns ``--repeats`` times on the same seeds: positions per second, the share of the
    searches' positions the cache answered, and whether the games were the same move for move
    (they must be: the cache gives back the network's own answers).
-2. The network player (``net:MODEL``, torch, as the engine runs it), one for each colour, playing
-   a game from two stones at the centre for ``--plies`` moves at ``--time-per-move`` seconds,
-   without and with the cache: simulations a move, and the cache's share. The games differ
-   once more simulations change a move.
+2. The network player (``net:MODEL`` as the engine runs it: ONNX Runtime when installed), one
+   for each colour, playing a game from two stones at the centre for ``--plies`` moves at
+   ``--time-per-move`` seconds, without and with the cache: simulations a move, and the cache's
+   share; then with the cache on torch, to compare the two runtimes. The games differ once
+   more simulations change a move.
 """
 
 from __future__ import annotations
@@ -123,10 +124,14 @@ def _player(path: str, game, time_per_move: float, plies: int, seed: int) -> dic
     from alphagomoku.game.position import Position
 
     out: dict = {"player_time_per_move": time_per_move, "player_eval_cache": PLAYER_EVAL_CACHE}
-    for cached in (False, True):
+    for key, backend, cached in (("off", "auto", False), ("on", "auto", True),
+                                 ("on_torch", "torch", True)):
         # One player a colour, as in a match: each search meets its own earlier searches' work.
         players = [NetworkPlayer(path, time_per_move=time_per_move, device="cpu", seed=seed + c,
-                                 eval_cache=PLAYER_EVAL_CACHE if cached else 0) for c in (0, 1)]
+                                 eval_cache=PLAYER_EVAL_CACHE if cached else 0, backend=backend)
+                   for c in (0, 1)]
+        if backend == "auto":
+            out["player_backend"] = type(players[0].evaluator).__name__
         for player in players:
             player.reset(game)
         centre = (game.height // 2) * game.width + game.width // 2
@@ -136,11 +141,12 @@ def _player(path: str, game, time_per_move: float, plies: int, seed: int) -> dic
             player = players[len(position.moves) % 2]
             position.play(player.choose(position))
             visits.append(int(player.last_visits.sum()))
-        key = "on" if cached else "off"
         out[f"player_simulations_a_move_{key}"] = float(np.mean(visits))
-        if cached:
+        if key == "on":
             hits = sum(p.cache.hits for p in players)
             out["player_hit_share"] = hits / max(1, hits + sum(p.cache.misses for p in players))
     out["player_simulations_ratio"] = (out["player_simulations_a_move_on"]
                                        / out["player_simulations_a_move_off"])
+    out["player_backend_ratio"] = (out["player_simulations_a_move_on"]
+                                   / out["player_simulations_a_move_on_torch"])
     return out

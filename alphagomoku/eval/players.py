@@ -256,7 +256,8 @@ def _search_with_solvers(player, vct: bool = False) -> None:
 
 
 class TacticalPlayer:
-    """Wraps a player: plays an immediate win, or blocks the opponent's, before asking it.
+    """Wraps a player: opens at the centre, and plays an immediate win, or blocks the
+    opponent's, before asking it.
 
     With ``vcf``, also: a proved VCF (:func:`alphagomoku.game.solve_vcf`) is played at once;
     when the opponent has one, the player's own choice is kept only if it is proved to stop it,
@@ -318,6 +319,10 @@ class TacticalPlayer:
     def choose(self, position: Position, time_left_s: float | None = None) -> int:
         _check_can_move(position)
         self.last_note = None
+        if not position.moves:
+            # Every strong program opens at the centre (renju's rules require it), and the
+            # networks here rarely see an empty board: their training games start from openings.
+            return position.index((position.width // 2, position.height // 2))
         move = tactical_move(position)
         if move is not None:
             return move
@@ -728,11 +733,17 @@ class NetworkPlayer(_SearchPlayer):
     well; with neither, the SearchConfig default number of simulations. Each move's search
     starts a new tree, so the network's answers are kept in an evaluation cache of
     ``eval_cache`` positions (0: none), emptied by :meth:`reset`: a game, one set of weights.
+
+    ``backend`` (:mod:`alphagomoku.nn.backend`): with ``auto`` a network read from a file runs on
+    ONNX Runtime on a CPU, with ``threads`` threads, where it searches about 1.5x as many
+    simulations a move as with torch (docs/benchmarks.md, "The players on ONNX Runtime"). A
+    model object stays on torch: its caller may change its weights between games, and ONNX
+    Runtime runs a copy.
     """
 
     def __init__(self, source, simulations: int | None = None, time_per_move: float | None = None,
                  device: str = "auto", seed: int = 0, search_config=None, name: str | None = None,
-                 eval_cache: int = PLAYER_EVAL_CACHE):
+                 eval_cache: int = PLAYER_EVAL_CACHE, backend: str = "auto", threads: int = 1):
         if simulations is not None and (not isinstance(simulations, int) or simulations < 1):
             raise ValueError(f"simulations must be a positive integer or None, got {simulations!r}")
         if time_per_move is not None and not time_per_move > 0:
@@ -741,7 +752,7 @@ class NetworkPlayer(_SearchPlayer):
             raise ValueError(f"eval_cache must be 0 (off) or a positive integer, "
                              f"got {eval_cache!r}")
         from alphagomoku.device import select_device
-        from alphagomoku.nn import Evaluator
+        from alphagomoku.nn.backend import make_evaluator
         from alphagomoku.nn.io import load_model
 
         self.device = select_device(device)
@@ -751,7 +762,8 @@ class NetworkPlayer(_SearchPlayer):
         else:
             self.model = source
             label = "model"
-        self.evaluator = Evaluator(self.model, self.device.device)
+            backend = "torch"
+        self.evaluator = make_evaluator(self.model, self.device.device, backend, threads=threads)
         self.eval_cache = eval_cache
         self.cache: EvaluationCache | None = None  # this game's, once the search first asks
         self.simulations = simulations
