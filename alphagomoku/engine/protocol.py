@@ -229,7 +229,7 @@ class GomocupEngine:
                       f"the engine holds; its searches keep to {megabytes(spare)}")
         elif spare == 0:
             self.send(f"MESSAGE max_memory {limit} is below the {megabytes(self._held)} the "
-                      f"engine holds before it searches (Python, torch, the network): it plays "
+                      f"engine holds before it searches (libraries and the network): it plays "
                       f"on over the limit, with small search trees and no cache")
         else:
             self.send(f"MESSAGE max_memory {limit}: {megabytes(self._held)} held before "
