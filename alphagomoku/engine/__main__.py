@@ -51,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "move time allows; 100000 without one)")
     p.add_argument("--inference-backend", choices=("auto", "torch", "onnx"), default="auto",
                    help="the network's runtime: auto (ONNX Runtime on a CPU when installed, "
-                        "about 1.5x the simulations of torch; else torch), torch, or onnx (an "
-                        "error if it cannot load) (default auto)")
+                        "1.5x to 2.3x the simulations of torch; else torch), torch, or onnx "
+                        "(an error if it cannot load) (default auto)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
                         "little from more, and a tournament machine runs two engines at once)")

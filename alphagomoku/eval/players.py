@@ -321,7 +321,8 @@ class TacticalPlayer:
         self.last_note = None
         if not position.moves:
             # Every strong program opens at the centre (renju's rules require it), and the
-            # networks here rarely see an empty board: their training games start from openings.
+            # networks here rarely see an empty board: nine in ten training games start from an
+            # opening of a few stones.
             return position.index((position.width // 2, position.height // 2))
         move = tactical_move(position)
         if move is not None:
@@ -735,7 +736,7 @@ class NetworkPlayer(_SearchPlayer):
     ``eval_cache`` positions (0: none), emptied by :meth:`reset`: a game, one set of weights.
 
     ``backend`` (:mod:`alphagomoku.nn.backend`): with ``auto`` a network read from a file runs on
-    ONNX Runtime on a CPU, with ``threads`` threads, where it searches about 1.5x as many
+    ONNX Runtime on a CPU, with ``threads`` threads, where it searches 1.5x to 2.3x as many
     simulations a move as with torch (docs/benchmarks.md, "The players on ONNX Runtime"). A
     model object stays on torch: its caller may change its weights between games, and ONNX
     Runtime runs a copy.
