@@ -114,3 +114,22 @@ def test_short_search_plays_the_tactic(evaluator, picture, good):
     assert pos.to_move == 1  # black
     result = search(pos, evaluator, search_config(num_simulations=SHORT_SEARCH), seed=0)
     assert pos.name(result.best_move) in good, (pos.name(result.best_move), good)
+
+
+def test_the_shipped_onnx_file_is_the_shipped_weights():
+    """The engine plays default.onnx (nn/onnx_file.py); it must be default.pt exported, with
+    its config. After a new default.pt: python -m alphagomoku.nn.onnx_file
+    alphagomoku/assets/default.pt alphagomoku/assets/default.onnx"""
+    from alphagomoku.nn.onnx_file import read_onnx_file
+
+    model = load_model(MODEL)
+    network = read_onnx_file(MODEL.with_suffix(".onnx"))
+    assert network.config == model.config
+    rng = np.random.default_rng(0)
+    cfg = model.config
+    planes = (rng.random((16, cfg.num_planes, cfg.height, cfg.width)) < 0.2).astype(np.float32)
+    legal = rng.random((16, cfg.area)) < 0.8
+    want_p, want_v = Evaluator(model, "cpu")(planes, legal)
+    got_p, got_v = network(planes, legal)
+    np.testing.assert_allclose(got_p, want_p, atol=1e-5)
+    np.testing.assert_allclose(got_v, want_v, atol=1e-5)

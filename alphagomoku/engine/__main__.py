@@ -63,12 +63,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def default_network(args) -> Path:
+    """The shipped model's ONNX file where it can run (onnxruntime installed, the CPU allowed,
+    torch not asked for), so that the engine never imports torch: about 200 MB less. Else its
+    weights. A GPU gains nothing here: at the engine's batches ONNX Runtime on one CPU thread
+    outran an H200 (docs/benchmarks.md)."""
+    import importlib.util
+
+    from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX
+
+    if (DEFAULT_ONNX.is_file() and args.inference_backend != "torch"
+            and args.device in ("auto", "cpu") and importlib.util.find_spec("onnxruntime")):
+        return DEFAULT_ONNX
+    return DEFAULT_MODEL
+
+
 def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
         from alphagomoku.eval.players import BoardFallbackPlayer, NetworkPlayer, TacticalPlayer
-        from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
+        from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX, FALLBACK_PLAYOUTS, make_player
 
         notes = []
         if args.player:
@@ -76,7 +91,7 @@ def player_factory(args):
         elif args.checkpoint:
             spec = f"net:{args.checkpoint}"
         elif DEFAULT_MODEL.is_file():
-            spec = f"net:{DEFAULT_MODEL}"
+            spec = f"net:{default_network(args)}"
         else:
             spec = f"pure:{FALLBACK_PLAYOUTS}"
             notes.append(f"no --checkpoint and no model shipped at {DEFAULT_MODEL}: playing pure "
@@ -85,7 +100,7 @@ def player_factory(args):
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device,
                              backend=args.inference_backend, threads=args.threads)
-        if spec.startswith(f"net:{DEFAULT_MODEL}"):
+        if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")):
             # The shipped model knows one board size; other sizes get pure MCTS, not an ERROR.
             player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed))
             cfg = player.primary.model.config
@@ -95,7 +110,7 @@ def player_factory(args):
         if isinstance(network, NetworkPlayer):
             if args.eval_cache is not None:
                 network.eval_cache = args.eval_cache
-            runtime = type(network.evaluator).__name__ == "OnnxEvaluator"
+            runtime = type(network.evaluator).__name__ in ("OnnxEvaluator", "OnnxNetwork")
             notes.append(f"network on {'ONNX Runtime' if runtime else 'torch'} "
                          f"({network.device.device})")
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given

@@ -60,6 +60,11 @@ MAX_TIMED_PLAYOUTS = 200_000
 MIN_TREE_NODES = 1_000
 
 
+def is_onnx_file(source) -> bool:
+    """Whether ``source`` names a network saved by :mod:`alphagomoku.nn.onnx_file`."""
+    return isinstance(source, (str, Path)) and str(source).lower().endswith(".onnx")
+
+
 def tree_cap(memory_bytes: int | None, area: int, most: int) -> int:
     """The most nodes a timed search may grow to: ``most``, or fewer when its tree must fit in
     ``memory_bytes`` (None: no limit), but never fewer than MIN_TREE_NODES."""
@@ -735,6 +740,9 @@ class NetworkPlayer(_SearchPlayer):
     starts a new tree, so the network's answers are kept in an evaluation cache of
     ``eval_cache`` positions (0: none), emptied by :meth:`reset`: a game, one set of weights.
 
+    ``source`` may also be an ONNX file written by :mod:`alphagomoku.nn.onnx_file`, which runs
+    on ONNX Runtime on the CPU without torch.
+
     ``backend`` (:mod:`alphagomoku.nn.backend`): with ``auto`` a network read from a file runs on
     ONNX Runtime on a CPU, with ``threads`` threads, where it searches 1.5x to 2.3x as many
     simulations a move as with torch (docs/benchmarks.md, "The players on ONNX Runtime"). A
@@ -752,19 +760,20 @@ class NetworkPlayer(_SearchPlayer):
         if isinstance(eval_cache, bool) or not isinstance(eval_cache, int) or eval_cache < 0:
             raise ValueError(f"eval_cache must be 0 (off) or a positive integer, "
                              f"got {eval_cache!r}")
-        from alphagomoku.device import select_device
-        from alphagomoku.nn.backend import make_evaluator
-        from alphagomoku.nn.io import load_model
+        if is_onnx_file(source):
+            # Written by alphagomoku.nn.onnx_file: runs on the CPU, without importing torch.
+            from alphagomoku.device import DeviceChoice, cpu_name
+            from alphagomoku.nn.onnx_file import read_onnx_file
 
-        self.device = select_device(device)
-        if isinstance(source, (str, Path)):
-            self.model = load_model(source, device=self.device.device)
+            if device not in ("auto", "cpu") or backend == "torch":
+                raise ValueError(f"{source} is an ONNX file, which runs on ONNX Runtime on the "
+                                 f"CPU; give the .pt weights for device {device!r} or torch")
+            self.device = DeviceChoice("cpu", "cpu", cpu_name(), "an ONNX file runs on the CPU")
+            self.model = self.evaluator = read_onnx_file(source, threads)
             label = Path(source).name
         else:
-            self.model = source
-            label = "model"
-            backend = "torch"
-        self.evaluator = make_evaluator(self.model, self.device.device, backend, threads=threads)
+            self._load(source, device, backend, threads)
+            label = Path(source).name if isinstance(source, (str, Path)) else "model"
         self.eval_cache = eval_cache
         self.cache: EvaluationCache | None = None  # this game's, once the search first asks
         self.simulations = simulations
@@ -772,6 +781,19 @@ class NetworkPlayer(_SearchPlayer):
         self.seed = seed
         self.search_config = search_config
         self.name = name or (f"net:{label}" + (f":{simulations}" if simulations else ""))
+
+    def _load(self, source, device: str, backend: str, threads: int) -> None:
+        from alphagomoku.device import select_device
+        from alphagomoku.nn.backend import make_evaluator
+        from alphagomoku.nn.io import load_model
+
+        self.device = select_device(device)
+        if isinstance(source, (str, Path)):
+            self.model = load_model(source, device=self.device.device)
+        else:
+            self.model = source
+            backend = "torch"
+        self.evaluator = make_evaluator(self.model, self.device.device, backend, threads=threads)
 
     def cache_capacity(self) -> int:
         """The answers its cache keeps: ``eval_cache``, or fewer when a memory limit must also

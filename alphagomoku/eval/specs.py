@@ -26,6 +26,8 @@ from pathlib import Path
 import alphagomoku
 
 DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
+# The same network as an ONNX file (nn/onnx_file.py), for the engine: it runs without torch.
+DEFAULT_ONNX = DEFAULT_MODEL.with_suffix(".onnx")
 # Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
 # the usual move times the budget, not this number, decides), and a tree of a few hundred MB at
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
@@ -103,19 +105,29 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     raise PlayerSpecError(f"unknown player spec {spec!r}: use one of {SPEC_FORMS}")
 
 
+def _network_config(path: str):
+    from alphagomoku.eval.players import is_onnx_file
+
+    if is_onnx_file(path):
+        from alphagomoku.nn.onnx_file import read_onnx_file
+
+        return read_onnx_file(path).config
+    from alphagomoku.nn.io import read_model_file
+
+    return read_model_file(path)[0]
+
+
 def check_player_spec(spec: str, game=None) -> PlayerSpec:
     """:func:`parse_player_spec`, and every network it names read once: a damaged file, or a
     network for another board than ``game`` (a GameConfig), is a PlayerSpecError here, before
     any game starts, rather than a traceback from each game that would load it."""
-    from alphagomoku.nn.io import CheckpointError, read_model_file
-
     p = parse_player_spec(spec)
     if p.inner is not None:
         check_player_spec(p.inner.text, game)
     elif p.kind == "net":
         try:
-            config, _ = read_model_file(p.path)
-        except CheckpointError as e:
+            config = _network_config(p.path)
+        except ValueError as e:  # CheckpointError and OnnxFileError both are
             raise PlayerSpecError(f"player spec {spec!r}: {e}") from None
         if game is not None and (config.width, config.height) != (game.width, game.height):
             raise PlayerSpecError(f"player spec {spec!r}: the network plays {config.width}x"

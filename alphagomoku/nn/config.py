@@ -1,4 +1,5 @@
-"""ModelConfig: the shape of the policy-value network, its named presets and its size in bytes.
+"""ModelConfig: the shape of the policy-value network, its named presets and its size in bytes;
+and ``check_inputs``, the shape checks every evaluator makes on what it is given.
 
 This module does not import torch, so :mod:`alphagomoku.device` can plan memory from a config in
 a process that has not loaded torch yet.
@@ -7,6 +8,8 @@ a process that has not loaded torch yet.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
 
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, VCF_PLANES
 
@@ -143,3 +146,24 @@ class ModelConfig:
 
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_inputs(cfg, planes, legal) -> tuple[np.ndarray, np.ndarray]:
+    """``planes`` and ``legal`` as contiguous float32 and bool arrays, checked against the model
+    config ``cfg``: a wrong shape or dtype is a ValueError/TypeError that says what was expected."""
+    planes = np.asarray(planes)
+    legal = np.asarray(legal)
+    want = (cfg.num_planes, cfg.height, cfg.width)
+    if planes.ndim != 4 or planes.shape[1:] != want:
+        raise ValueError(
+            f"planes must have shape (B, {', '.join(map(str, want))}) for the "
+            f"{cfg.label} model, got {planes.shape}"
+        )
+    if legal.shape != (planes.shape[0], cfg.area):
+        raise ValueError(
+            f"legal must have shape ({planes.shape[0]}, {cfg.area}) to match the planes, "
+            f"got {legal.shape}"
+        )
+    if legal.dtype != np.bool_:
+        raise TypeError(f"legal must be a bool array, got {legal.dtype}")
+    return np.ascontiguousarray(planes, dtype=np.float32), np.ascontiguousarray(legal)

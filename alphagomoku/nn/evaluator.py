@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from alphagomoku.device import cuda_autocast_dtype
+from alphagomoku.nn.config import check_inputs  # noqa: F401 - also imported from here
 from alphagomoku.nn.io import strip_prefixes
 
 log = logging.getLogger(__name__)
@@ -171,24 +172,3 @@ class Evaluator:
 
     def _check(self, planes, legal) -> tuple[np.ndarray, np.ndarray]:
         return check_inputs(self.config, planes, legal)
-
-
-def check_inputs(cfg, planes, legal) -> tuple[np.ndarray, np.ndarray]:
-    """``planes`` and ``legal`` as contiguous float32 and bool arrays, checked against the model
-    config ``cfg``: a wrong shape or dtype is a ValueError/TypeError that says what was expected."""
-    planes = np.asarray(planes)
-    legal = np.asarray(legal)
-    want = (cfg.num_planes, cfg.height, cfg.width)
-    if planes.ndim != 4 or planes.shape[1:] != want:
-        raise ValueError(
-            f"planes must have shape (B, {', '.join(map(str, want))}) for the "
-            f"{cfg.label} model, got {planes.shape}"
-        )
-    if legal.shape != (planes.shape[0], cfg.area):
-        raise ValueError(
-            f"legal must have shape ({planes.shape[0]}, {cfg.area}) to match the planes, "
-            f"got {legal.shape}"
-        )
-    if legal.dtype != np.bool_:
-        raise TypeError(f"legal must be a bool array, got {legal.dtype}")
-    return np.ascontiguousarray(planes, dtype=np.float32), np.ascontiguousarray(legal)

@@ -21,8 +21,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from alphagomoku.nn.evaluator import check_inputs, masked_softmax
+from alphagomoku.nn.evaluator import masked_softmax
 from alphagomoku.nn.io import strip_prefixes
+from alphagomoku.nn.onnx_file import OnnxNetwork, session_options
 
 # Opset 17 is read by every onnxruntime from 1.13 on and has all the operators the net uses.
 OPSET = 17
@@ -72,7 +73,7 @@ def export_onnx(model: nn.Module) -> bytes:
     raise RuntimeError("could not export the network to ONNX (" + "; ".join(errors) + ")")
 
 
-class OnnxEvaluator:
+class OnnxEvaluator(OnnxNetwork):
     """Runs ``model``'s ONNX export with ONNX Runtime on the CPU, with ``threads`` intra-op
     threads (one in a self-play worker: the workers are the parallelism).
 
@@ -82,48 +83,20 @@ class OnnxEvaluator:
     missing and RuntimeError when the export fails; the caller decides what to fall back to.
     """
 
-    amp = False
-    max_batch = None
-    oom_backoffs = 0
-
     def __init__(self, model: nn.Module, threads: int = 1):
-        import onnxruntime as ort  # ImportError here: the caller falls back to torch
+        import onnxruntime  # noqa: F401 - ImportError here, before the export: use torch
 
-        if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer, got {threads!r}")
-        self.config = getattr(model, "config", None)
-        if self.config is None:
+        config = getattr(model, "config", None)
+        if config is None:
             raise TypeError("the evaluator's model needs a .config (a ModelConfig)")
         self.device = torch.device("cpu")
         self.model = model.to("cpu").eval()
-        self.threads = threads
-        self._ort = ort
-        self._session = self._new_session()
-
-    def _new_session(self):
-        ort = self._ort
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only: its notes on unused initialisers are noise
-        return ort.InferenceSession(export_onnx(self.model), options,
-                                    providers=["CPUExecutionProvider"])
-
-    def describe(self) -> str:
-        return (f"{self.config.label} on cpu (fp32, onnxruntime {self._ort.__version__}, "
-                f"{self.threads} thread{'s' if self.threads > 1 else ''})")
+        super().__init__(export_onnx(self.model), config, threads)
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Replace the weights (prefixes from torch.compile or DDP are removed) and export again."""
         self.model.load_state_dict(strip_prefixes(state_dict))
         self.model.eval()
-        self._session = self._new_session()
-
-    def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        planes, legal = check_inputs(self.config, planes, legal)
-        if planes.shape[0] == 0:
-            return np.zeros((0, self.config.area), np.float32), np.zeros(0, np.float32)
-        priors, values = self._session.run(None, {"planes": planes, "legal": legal})
-        return priors, values
+        self._session = self._ort.InferenceSession(export_onnx(self.model),
+                                                   session_options(self._ort, self.threads),
+                                                   providers=["CPUExecutionProvider"])
