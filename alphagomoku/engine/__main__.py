@@ -66,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 def default_network(args) -> Path:
     """The shipped model's ONNX file where it can run (onnxruntime installed, the CPU allowed,
     torch not asked for), so that the engine never imports torch: about 200 MB less. Else its
-    weights. A GPU gains nothing here: at the engine's batches ONNX Runtime on one CPU thread
-    outran an H200 (docs/benchmarks.md)."""
+    weights. ``--device auto`` takes the CPU even beside a GPU: at one position a call, ONNX
+    Runtime on one CPU thread ran this size of network 6x as fast as torch on an H200
+    (docs/benchmarks.md, the CPU inference and GPU sections)."""
     import importlib.util
 
     from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX

@@ -23,6 +23,7 @@ from alphagomoku.eval.tactics import tactical_move
 from alphagomoku.game import BLACK, GameConfig, Position
 from alphagomoku.mcts.tree import node_bytes
 from alphagomoku.nn.cache import EvaluationCache, entry_bytes
+from alphagomoku.nn.onnx_file import is_onnx_file
 
 T = TypeVar("T")
 
@@ -58,11 +59,6 @@ MAX_TIMED_PLAYOUTS = 200_000
 # A memory limit never shrinks a timed search below this many nodes: 2.3 MB on 15x15, inside
 # the engine's margin (engine/memory.py), and a search much smaller plays far worse.
 MIN_TREE_NODES = 1_000
-
-
-def is_onnx_file(source) -> bool:
-    """Whether ``source`` names a network saved by :mod:`alphagomoku.nn.onnx_file`."""
-    return isinstance(source, (str, Path)) and str(source).lower().endswith(".onnx")
 
 
 def tree_cap(memory_bytes: int | None, area: int, most: int) -> int:

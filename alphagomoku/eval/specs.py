@@ -106,11 +106,9 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
 
 
 def _network_config(path: str):
-    from alphagomoku.eval.players import is_onnx_file
+    from alphagomoku.nn.onnx_file import is_onnx_file, read_onnx_file
 
     if is_onnx_file(path):
-        from alphagomoku.nn.onnx_file import read_onnx_file
-
         return read_onnx_file(path).config
     from alphagomoku.nn.io import read_model_file
 

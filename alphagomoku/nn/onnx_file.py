@@ -26,6 +26,11 @@ from alphagomoku.nn.config import ModelConfig, check_inputs
 CONFIG_KEY = "alphagomoku_model_config"
 
 
+def is_onnx_file(source) -> bool:
+    """Whether ``source`` names a network saved as an ONNX file (by its suffix)."""
+    return isinstance(source, (str, Path)) and str(source).lower().endswith(".onnx")
+
+
 class OnnxFileError(ValueError):
     """An ONNX file this package did not write, or cannot read; the message says which."""
 
