@@ -23,7 +23,7 @@ from torch import nn
 
 from alphagomoku.nn.evaluator import masked_softmax
 from alphagomoku.nn.io import strip_prefixes
-from alphagomoku.nn.onnx_file import OnnxNetwork, session_options
+from alphagomoku.nn.onnx_file import OnnxNetwork
 
 # Opset 17 is read by every onnxruntime from 1.13 on and has all the operators the net uses.
 OPSET = 17
@@ -97,6 +97,4 @@ class OnnxEvaluator(OnnxNetwork):
         """Replace the weights (prefixes from torch.compile or DDP are removed) and export again."""
         self.model.load_state_dict(strip_prefixes(state_dict))
         self.model.eval()
-        self._session = self._ort.InferenceSession(export_onnx(self.model),
-                                                   session_options(self._ort, self.threads),
-                                                   providers=["CPUExecutionProvider"])
+        self._open(export_onnx(self.model))

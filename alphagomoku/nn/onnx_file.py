@@ -65,9 +65,13 @@ class OnnxNetwork:
         self.config = config
         self.threads = threads
         self._ort = ort
+        self._open(graph)
+
+    def _open(self, graph: bytes | str | Path) -> None:
         source = str(graph) if isinstance(graph, Path) else graph
-        self._session = ort.InferenceSession(source, session_options(ort, threads),
-                                             providers=["CPUExecutionProvider"])
+        self._session = self._ort.InferenceSession(source, session_options(self._ort,
+                                                                           self.threads),
+                                                   providers=["CPUExecutionProvider"])
 
     def describe(self) -> str:
         return (f"{self.config.label} on cpu (fp32, onnxruntime {self._ort.__version__}, "
@@ -88,6 +92,7 @@ def read_onnx_file(path, threads: int = 1) -> OnnxNetwork:
     if not path.is_file():
         raise OnnxFileError(f"no ONNX file at {path}")
     try:
+        # A stand-in config until the file's own is read from the session's metadata below.
         network = OnnxNetwork(path, ModelConfig(blocks=1, channels=1), threads)
         meta = network._session.get_modelmeta().custom_metadata_map
     except ImportError:
