@@ -29,6 +29,7 @@ def test_cache_benchmark_reports_the_same_games_and_what_the_cache_answered(tmp_
     assert out.returncode == 0, out.stderr[-2000:]
     r = json.loads(out.stdout)["cache"]
     assert r["board"] == "9x9" and r["recipe"] == "cpu-hour"
+    assert r["player_torch_device"].startswith("cpu")
     assert r["selfplay_same_games"] is True
     assert 0 < r["selfplay_hit_share"] < 1
     assert r["selfplay_positions_per_second_off"] > 0 and r["selfplay_positions_per_second_on"] > 0
@@ -51,3 +52,6 @@ def test_cache_benchmark_refuses_a_damaged_model_and_bad_settings(tmp_path):
     assert out.returncode == 2 and "bad.pt" in out.stderr and "Traceback" not in out.stderr
     out = _bench("--plies", "0", timeout=60)
     assert out.returncode == 2 and "--plies must be at least 1" in out.stderr
+    out = _bench("--device", "tpu", timeout=60)
+    assert out.returncode == 2 and "unknown device 'tpu'" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -10,8 +10,9 @@ Two parts, on the shipped model (``--model``) and its board:
 2. The network player (``net:MODEL`` as the engine runs it: ONNX Runtime when installed), one
    for each colour, playing a game from two stones at the centre for ``--plies`` moves at
    ``--time-per-move`` seconds, without and with the cache: simulations a move, and the cache's
-   share; then with the cache on torch, to compare the two runtimes. The games differ once
-   more simulations change a move.
+   share; then with the cache on torch, on ``--device`` (the CPU by default), to compare the two
+   runtimes, or on a GPU the engine's choice of the CPU. The games differ once more simulations
+   change a move.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-per-move", type=float, default=0.5,
                    help="the network player's seconds a move (default 0.5)")
     p.add_argument("--plies", type=int, default=30, help="moves of the player's game (default 30)")
+    p.add_argument("--device", default="cpu",
+                   help="where the player's torch run goes: cpu (default), cuda, cuda:N, mps or "
+                        "auto; self-play and the ONNX runs stay on the CPU")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -40,7 +44,7 @@ def run(args) -> dict:
     import torch
 
     from alphagomoku.bench import UsageError
-    from alphagomoku.device import select_device
+    from alphagomoku.device import DeviceError, select_device
     from alphagomoku.eval.specs import DEFAULT_MODEL
     from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.loop import worker_spec
@@ -58,6 +62,10 @@ def run(args) -> dict:
         cfg = TrainConfig.from_file(recipe_path(args.recipe), device="cpu")
     except ConfigError as e:
         raise UsageError(str(e)) from None
+    try:
+        torch_device = select_device(args.device)
+    except DeviceError as e:
+        raise UsageError(str(e)) from None
     model = _load(path)
     cfg = dataclasses.replace(cfg, board_size=model.config.width,
                               vcf_plane_budget=model.config.vcf_plane_budget)
@@ -66,7 +74,8 @@ def run(args) -> dict:
     out: dict = {"model": path, "recipe": args.recipe,
                  "board": f"{cfg.board_size}x{cfg.board_size}"}
     out.update(_selfplay(model, spec, args.games or cfg.games_per_task, args.repeats, args.seed))
-    out.update(_player(path, cfg.game, args.time_per_move, args.plies, args.seed))
+    out["player_torch_device"] = str(torch_device)
+    out.update(_player(path, cfg.game, args.time_per_move, args.plies, args.seed, args.device))
     return out
 
 
@@ -119,15 +128,17 @@ def _selfplay(model, spec, games: int, repeats: int, seed: int) -> dict:
     }
 
 
-def _player(path: str, game, time_per_move: float, plies: int, seed: int) -> dict:
+def _player(path: str, game, time_per_move: float, plies: int, seed: int,
+            torch_device: str = "cpu") -> dict:
     from alphagomoku.eval.players import PLAYER_EVAL_CACHE, NetworkPlayer
     from alphagomoku.game.position import Position
 
     out: dict = {"player_time_per_move": time_per_move, "player_eval_cache": PLAYER_EVAL_CACHE}
     for key, backend, cached in (("off", "auto", False), ("on", "auto", True),
                                  ("on_torch", "torch", True)):
+        device = torch_device if backend == "torch" else "cpu"
         # One player a colour, as in a match: each search meets its own earlier searches' work.
-        players = [NetworkPlayer(path, time_per_move=time_per_move, device="cpu", seed=seed + c,
+        players = [NetworkPlayer(path, time_per_move=time_per_move, device=device, seed=seed + c,
                                  eval_cache=PLAYER_EVAL_CACHE if cached else 0, backend=backend)
                    for c in (0, 1)]
         if backend == "auto":

@@ -67,7 +67,8 @@ def default_network(args) -> Path:
     """The shipped model's ONNX file where it can run (onnxruntime installed, the CPU allowed,
     torch not asked for), so that the engine never imports torch: about 200 MB less. Else its
     weights. ``--device auto`` takes the CPU even beside a GPU: at one position a call, ONNX
-    Runtime on one CPU thread ran this size of network 6x as fast as torch on an H200
+    Runtime on one CPU thread ran this size of network 6x as fast as torch on an H200, and in a
+    game the player searched as many simulations a move on that CPU thread as on the H200
     (docs/benchmarks.md, the CPU inference and GPU sections)."""
     import importlib.util
 
