@@ -108,7 +108,9 @@ def test_a_match_that_cannot_be_played_is_refused_before_the_self_play():
                          (["--match-openings", "centre", "--rescreen-time-per-move", "0.5"],
                           "centre has none to screen"),
                          (["--against-without-planes", "--against-model", "x.pt"],
-                          "choose one")):
+                          "choose one"),
+                         (["--keep-planes", "--against-model", "x.pt"], "choose one"),
+                         (["--keep-planes", "--against-without-planes"], "choose one")):
         with pytest.raises(UsageError, match=words):
             bench.run(parser.parse_args(flags))
 
@@ -126,23 +128,31 @@ def test_an_against_model_that_cannot_play_the_match_is_refused_before_the_self_
             bench.run(parser.parse_args(["--against-model", str(path)]))
 
 
-def test_the_engine_without_the_solver_can_play_the_same_weights_without_the_vcf_planes(tmp_path):
+def test_the_engine_without_the_solver_plays_the_same_weights_without_the_vcf_planes(tmp_path):
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     planes = save_model(tmp_path / "planes.pt",
                         PolicyValueNet(ModelConfig.preset("tiny", 9, vcf_plane_budget=50)))
-    r = bench.run(parser.parse_args([
-        "--model", str(planes), "--against-without-planes", "--selfplay-games", "2",
-        "--simulations", "8", "--games", "2", "--time-per-move", "0.02", "--workers", "0",
-        "--vct-budget", "2000", "--match-openings", "centre", "--decided-budget", "0",
-        "--match-out", str(tmp_path)]))
+    quick = ["--model", str(planes), "--selfplay-games", "2", "--simulations", "8", "--games",
+             "2", "--time-per-move", "0.02", "--workers", "0", "--vct-budget", "2000",
+             "--match-openings", "centre", "--decided-budget", "0"]
+    cut_dir, kept_dir = tmp_path / "cut", tmp_path / "kept"
+    # The default for a model with the planes: no solver anywhere in the engine without it.
+    r = bench.run(parser.parse_args([*quick, "--match-out", str(cut_dir)]))
     assert r["match_player"] == "vct:net:MODEL against tactics:net:MODEL_WITHOUT_VCF_PLANES"
     cut = r["against_model"]
     assert cut.endswith("without-vcf-planes.pt") and cut != str(planes)
-    for path in sorted(tmp_path.glob("game_*.txt")):
+    for path in sorted(cut_dir.glob("game_*.txt")):
         record = parse_text(path.read_text())
         assert {record.black, record.white} == {f"vct:net:{planes}", f"tactics:net:{cut}"}
     assert not Path(cut).exists()  # the cut network lived as long as the match needed it
+    # --keep-planes: the same weights, their planes proved by the solver.
+    r = bench.run(parser.parse_args([*quick, "--keep-planes", "--match-out", str(kept_dir)]))
+    assert r["match_player"] == "vct:net:MODEL against tactics:net:MODEL"
+    assert r["against_model"] == str(planes)
+    for path in sorted(kept_dir.glob("game_*.txt")):
+        record = parse_text(path.read_text())
+        assert {record.black, record.white} == {f"vct:net:{planes}", f"tactics:net:{planes}"}
     plain = save_model(tmp_path / "plain.pt", PolicyValueNet(ModelConfig.preset("tiny", 9)))
     with pytest.raises(UsageError, match="reads no VCF planes"):
         bench.run(parser.parse_args(["--model", str(plain), "--against-without-planes"]))

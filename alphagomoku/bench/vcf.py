@@ -15,11 +15,15 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    opponent's VCF stopped and a move that leaves the opponent a VCT replaced; ``--match-player
    vcf`` for the VCF alone) against the same without it (``tactics:net:MODEL``: immediate wins
    and blocks only), at equal time per move, each opening played with both colours: score and
-   Elo with a 95% interval, and the score with each colour. ``--against-model`` gives the
-   engine without the solver a network of its own: one trained without the VCF planes measures
-   the solver in every use, the network's inputs included; ``--against-without-planes`` gives
-   it the same weights with the VCF input channels cut out (:mod:`alphagomoku.nn.vcf_inputs`),
-   the same model with no solver anywhere. The openings: by default ones the
+   Elo with a 95% interval, and the score with each colour. When the model reads the two VCF
+   input planes, the engine without the solver plays the same weights with those channels cut
+   out (:mod:`alphagomoku.nn.vcf_inputs`): with no solver nothing is proved, and the cut network
+   answers as the planes' network does when both are zero. That is issue 11's measure, the
+   same model with no solver anywhere. ``--keep-planes`` lets that engine prove the planes with
+   the solver at every leaf, which leaves the solver in its network's inputs and measures only
+   its uses in the search and the player (the default until session 25). ``--against-model``
+   gives it a network of its own instead: one trained without the planes measures the whole
+   project without the solver. The openings: by default ones the
    engine without the solver (or, with ``--screen-player``, the one with it) won once with each
    colour against itself (with 2 random stones, or with openings the network calls even, black
    wins most games between these two players whoever has the solver, which hides what the
@@ -59,9 +63,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "A model trained without the VCF planes measures what the solver adds "
                         "in all its uses, network inputs included")
     p.add_argument("--against-without-planes", action="store_true",
-                   help="the engine without the solver plays --model's own weights with the two "
-                        "VCF input channels cut out: the network as it is when no solver proves "
-                        "its planes (a model trained with them only)")
+                   help="insist on what a model with the VCF planes gets by default: the engine "
+                        "without the solver plays --model's weights with the two VCF input "
+                        "channels cut out, the network as it is when no solver proves its "
+                        "planes (refused for a model without them)")
+    p.add_argument("--keep-planes", action="store_true",
+                   help="the engine without the solver proves --model's VCF planes with the "
+                        "solver at every leaf: only the solver's uses in the search and the "
+                        "player are measured, not its answers in the network's inputs")
     p.add_argument("--games", type=int, default=40, help="engine-match games (even)")
     p.add_argument("--time-per-move", type=float, default=0.5, help="engine-match seconds a move")
     p.add_argument("--match-player", choices=("vct", "vcf"), default="vct",
@@ -268,9 +277,12 @@ def _check_arguments(args) -> None:
     if args.decided_budget < 0:
         raise UsageError(f"--decided-budget must be 0 (skip) or more nodes, got "
                          f"{args.decided_budget}")
-    if args.against_without_planes and args.against_model:
-        raise UsageError("--against-without-planes and --against-model each give the engine "
-                         "without the solver its network: choose one")
+    chosen = [flag for flag, on in (("--against-without-planes", args.against_without_planes),
+                                    ("--keep-planes", args.keep_planes),
+                                    ("--against-model", args.against_model)) if on]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} each give the engine without the solver its "
+                         f"network: choose one")
 
 
 def _check_against_model(path: str, config) -> None:
@@ -294,8 +306,8 @@ def _without_planes_file(model, folder: Path) -> str:
     return str(save_model(folder / "without-vcf-planes.pt", without_vcf_planes(model)))
 
 
-def _against_label(args, same: bool) -> str:
-    if args.against_without_planes:
+def _against_label(same: bool, cut: bool) -> str:
+    if cut:
         return "MODEL_WITHOUT_VCF_PLANES"
     return "MODEL" if same else "AGAINST_MODEL"
 
@@ -317,12 +329,14 @@ def run(args) -> dict:
     against = args.against_model or path
     if against != path:
         _check_against_model(against, model.config)
-    if args.against_without_planes:
-        if not model.config.vcf_plane_budget:
-            from alphagomoku.bench import UsageError
+    if args.against_without_planes and not model.config.vcf_plane_budget:
+        from alphagomoku.bench import UsageError
 
-            raise UsageError(f"--against-without-planes: {path} reads no VCF planes; it plays "
-                             f"without the solver as it is")
+        raise UsageError(f"--against-without-planes: {path} reads no VCF planes; it plays "
+                         f"without the solver as it is")
+    cut = (args.games > 0 and model.config.vcf_plane_budget > 0 and not args.keep_planes
+           and not args.against_model)
+    if cut:
         # Kept until run() returns: the match's workers read the file.
         cut_dir = tempfile.TemporaryDirectory(prefix="alphagomoku-vcf-")
         against = _without_planes_file(model, Path(cut_dir.name))
@@ -413,7 +427,7 @@ def run(args) -> dict:
             per_colour[f"match_as_{name}"] = f"{cw}-{cd}-{cl}"
         out.update({
             "match_player": f"{args.match_player}:net:MODEL against tactics:net:"
-                            f"{_against_label(args, against == path)}",
+                            f"{_against_label(against == path, cut)}",
             "against_model": against,
             "match_openings": args.match_openings,
             "match_screen_player": args.screen_player,
