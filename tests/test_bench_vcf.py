@@ -142,7 +142,9 @@ def test_the_engine_without_the_solver_plays_the_same_weights_without_the_vcf_pl
     assert r["match_player"] == "vct:net:MODEL against tactics:net:MODEL_WITHOUT_VCF_PLANES"
     cut = r["against_model"]
     assert cut.endswith("without-vcf-planes.pt") and cut != str(planes)
-    for path in sorted(cut_dir.glob("game_*.txt")):
+    games = sorted(cut_dir.glob("game_*.txt"))
+    assert len(games) == 2
+    for path in games:
         record = parse_text(path.read_text())
         assert {record.black, record.white} == {f"vct:net:{planes}", f"tactics:net:{cut}"}
     assert not Path(cut).exists()  # the cut network lived as long as the match needed it
@@ -150,7 +152,9 @@ def test_the_engine_without_the_solver_plays_the_same_weights_without_the_vcf_pl
     r = bench.run(parser.parse_args([*quick, "--keep-planes", "--match-out", str(kept_dir)]))
     assert r["match_player"] == "vct:net:MODEL against tactics:net:MODEL"
     assert r["against_model"] == str(planes)
-    for path in sorted(kept_dir.glob("game_*.txt")):
+    games = sorted(kept_dir.glob("game_*.txt"))
+    assert len(games) == 2
+    for path in games:
         record = parse_text(path.read_text())
         assert {record.black, record.white} == {f"vct:net:{planes}", f"tactics:net:{planes}"}
     plain = save_model(tmp_path / "plain.pt", PolicyValueNet(ModelConfig.preset("tiny", 9)))
