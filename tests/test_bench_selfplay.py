@@ -151,6 +151,14 @@ def test_selfplay_benchmark_times_the_recipes_workers():
     assert spec.settings.eval_cache == hour.eval_cache > 0
     spec = worker_spec(recipe_config(_selfplay_args("--eval-cache", "0")), select_device("cpu"))
     assert spec.settings.eval_cache == 0
+    # Fewer games at once than a task plays: the task's slots are refilled.
+    cfg = recipe_config(_selfplay_args("--games-per-worker", "12", "--games-at-once", "4"))
+    spec = worker_spec(cfg, select_device("cpu"))
+    assert cfg.games_per_task == 12 and spec.settings.games_at_once == 4
+    from alphagomoku.bench import UsageError
+
+    with pytest.raises(UsageError, match="--games-at-once: must be from 1 to games_per_task"):
+        recipe_config(_selfplay_args("--games-per-worker", "4", "--games-at-once", "5"))
 
 
 def test_a_model_for_another_board_is_a_usage_error(tmp_path):

@@ -253,6 +253,23 @@ def test_play_games_records_openings_and_search_kinds(rule):
             pos.play(int(r.moves[r.opening + j]))
 
 
+def test_a_finished_games_place_goes_to_the_next_so_batches_stay_fuller():
+    search = SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4)
+    settings = SelfPlaySettings(games_at_once=4)
+    sizes = []
+
+    def counting(planes, legal):
+        sizes.append(len(planes))
+        return uniform_evaluator(planes, legal)
+
+    records, stats = play_games(counting, GAME, search, settings, 12, seed=4)
+    assert len(records) == 12 and max(sizes) <= 4
+    refilled = stats["evaluations"] / stats["steps"]
+    _, alone = play_games(uniform_evaluator, GAME, search, settings, 4, seed=4)
+    # Four games started together end apart, and their last calls carry few positions.
+    assert refilled > alone["evaluations"] / alone["steps"]
+
+
 # -- games ended by a proved VCF ------------------------------------------------------------------------
 
 def test_games_end_at_a_proved_vcf_and_the_parent_checks_it():
@@ -314,6 +331,8 @@ def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
     ({"value_q_weight": -0.1}, "--value-q-weight"),
     ({"decided_weight": 0.0}, "--decided-weight"),
     ({"gumbel_m": 0}, "--gumbel-m"),
+    ({"games_per_task": 8, "games_at_once": 9}, "--games-at-once"),
+    ({"games_at_once": -1}, "--games-at-once"),
 ])
 def test_recipe_settings_are_validated(change, flag):
     with pytest.raises(ConfigError, match=flag):

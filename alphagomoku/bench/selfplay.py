@@ -47,8 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--board-size", type=int, help="board size (default: the recipe's)")
     p.add_argument("--simulations", type=int, help="MCTS simulations per move (default: the recipe's)")
     p.add_argument("--games-per-worker", type=int,
-                   help="games each worker plays at once (= the network batch; default: the "
-                        "recipe's games_per_task)")
+                   help="games each worker's task plays (the network batch unless "
+                        "--games-at-once is smaller; default: the recipe's games_per_task)")
+    p.add_argument("--games-at-once", type=int,
+                   help="of those, how many at once, each finished game's place going to the "
+                        "next (default: the recipe's games_at_once; 0: all)")
     p.add_argument("--vcf-plane-budget", type=int, metavar="NODES",
                    help="a network with the two VCF input planes, proved within NODES solver nodes "
                         "(default: the recipe's, none)")
@@ -83,7 +86,8 @@ def recipe_config(args):
 
     flags = {"model_preset": args.preset, "board_size": args.board_size,
              "simulations": args.simulations, "games_per_task": args.games_per_worker,
-             "vcf_plane_budget": args.vcf_plane_budget, "eval_cache": args.eval_cache}
+             "games_at_once": args.games_at_once, "vcf_plane_budget": args.vcf_plane_budget,
+             "eval_cache": args.eval_cache}
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -299,6 +303,7 @@ def run(args) -> dict:
         "search": cfg.search,
         "simulations": cfg.simulations,
         "games_per_worker": cfg.games_per_task,
+        "games_at_once": cfg.games_at_once or cfg.games_per_task,
         "vcf_plane_budget": cfg.vcf_plane_budget,
         "eval_cache": cfg.eval_cache,
         "backends": ",".join(backends),

@@ -31,10 +31,14 @@ _HELP = {
     "vcf_plane_budget": "give the network two more inputs, 'side to move has a VCF' and 'opponent "
                         "has one', proved by the solver within this many nodes (0: none)",
     "selfplay_games": "self-play games per epoch",
-    "games_per_task": "games one worker plays at once; their leaves form one network batch",
+    "games_per_task": "games a self-play task plays with one set of weights; their leaves form "
+                      "one network batch, unless --games-at-once is smaller",
+    "games_at_once": "of a task's games, how many are played at once (0: all); a finished game's "
+                     "place goes to the next, so the network batches stay full until the task's "
+                     "last games (on a GPU a call costs about the same whatever its size)",
     "simulations": "MCTS simulations per move in self-play",
     "eval_cache": "network answers each self-play task keeps, so that a position its searches meet "
-                  "again is not evaluated twice (0: off); about 4 x games_per_task x simulations "
+                  "again is not evaluated twice (0: off); about 4 x games at once x simulations "
                   "catches nearly all repeats",
     "gumbel_interior": "with --search gumbel, how nodes below the root choose: puct, or gumbel (the "
                        "paper's deterministic rule: argmax improved policy minus visit share)",

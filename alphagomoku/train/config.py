@@ -38,7 +38,8 @@ class TrainConfig:
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
     selfplay_games: int = 32          # games per epoch, over all workers
-    games_per_task: int = 16          # games one worker plays at once (one network batch per step)
+    games_per_task: int = 16          # games one task plays with one set of weights
+    games_at_once: int = 0            # of those, played at once (one network batch a step; 0: all)
     simulations: int = 32             # MCTS simulations per move (root visits)
     search: str = "gumbel"            # root search: gumbel (Gumbel AlphaZero) | puct (visit targets)
     gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
@@ -132,6 +133,9 @@ class TrainConfig:
         need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
         need(self.games_per_task >= 1, "games_per_task", "must be at least 1")
+        need(0 <= self.games_at_once <= self.games_per_task, "games_at_once",
+             f"must be from 1 to games_per_task ({self.games_per_task}), or 0 for all of them, "
+             f"got {self.games_at_once}")
         need(self.simulations >= 2, "simulations", "must be at least 2")
         need(self.search in SEARCHES, "search", f"must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         need(self.gumbel_m >= 1, "gumbel_m", "must be at least 1")

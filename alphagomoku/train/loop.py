@@ -65,7 +65,8 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
                                    max_stones=cfg.opening_max_stones,
                                    max_value=cfg.opening_max_value)
     settings = SelfPlaySettings(
-        games_at_once=cfg.games_per_task, temperature_moves=cfg.temperature_moves,
+        games_at_once=cfg.games_at_once or cfg.games_per_task,
+        temperature_moves=cfg.temperature_moves,
         resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
         openings=openings, full_search_share=cfg.full_search_share,
         fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
