@@ -19,18 +19,21 @@ import sys
 import time
 
 
-def _engine_game() -> None:
+def _engine_game() -> list[str]:
+    """The engine's answers to a short game with threats on the board, so that the solvers run,
+    not only the search."""
     from alphagomoku.engine.__main__ import build_parser, player_factory
     from alphagomoku.engine.protocol import GomocupEngine
 
-    # A short game with threats on the board, so that the solvers run, not only the search.
     lines = iter(["START 15", "INFO timeout_turn 300", "BOARD", "8,8,2", "8,7,1", "7,8,2",
                   "9,9,1", "6,8,2", "DONE", "TURN 10,10", "END", ""])
-    engine = GomocupEngine(player_factory(build_parser().parse_args([])), lambda line: None)
+    answers: list[str] = []
+    engine = GomocupEngine(player_factory(build_parser().parse_args([])), answers.append)
     engine.run(lambda: next(lines) + "\n")
     close = getattr(engine.player, "close", None)
     if callable(close):
         close()
+    return answers
 
 
 def _pure_search() -> None:
@@ -51,7 +54,12 @@ def main() -> int:
     start = time.perf_counter()
     compile_selfplay_kernels(GameConfig(width=9))
     _pure_search()
-    _engine_game()
+    # The engine answers a failure with an ERROR line instead of raising; a warm-up that went
+    # wrong must not pass for one that compiled everything.
+    errors = [line for line in _engine_game() if line.startswith(("ERROR", "UNKNOWN"))]
+    if errors:
+        print("compile_kernels: the engine's game failed: " + "; ".join(errors), file=sys.stderr)
+        return 1
     print(f"search kernels ready in {time.perf_counter() - start:.0f} s ({cache_dir()})",
           file=sys.stderr)
     return 0

@@ -53,3 +53,13 @@ def test_every_make_target_uses_the_cache_that_direct_runs_use():
     makefile = (numba_config._PACKAGE.parent / "Makefile").read_text()
     assert not re.search(r"^\s*(export\s+)?NUMBA_CACHE_DIR\s*[:?+]?=", makefile, re.MULTILINE)
     assert "-m alphagomoku.compile_kernels" in makefile
+
+
+def test_the_set_up_warm_up_plays_every_path_it_compiles_without_an_error():
+    from alphagomoku import compile_kernels
+
+    answers = compile_kernels._engine_game()
+    assert "OK" in answers
+    moves = [a for a in answers if re.fullmatch(r"\d+,\d+", a)]
+    assert len(moves) == 2, answers  # one after BOARD, one after TURN
+    assert not [a for a in answers if a.startswith(("ERROR", "UNKNOWN"))]
