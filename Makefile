@@ -6,22 +6,23 @@ PY     := $(VENV)/bin/python
 FINAL_EVAL_GAMES ?= 20
 # make train's budget: the default recipe (the cpu-hour one, scaled down) for this many minutes.
 TRAIN_MINUTES ?= 4
-# Numba writes compiled kernels here, so spawned workers and later runs load them instead of
-# compiling again.
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.venv/numba-cache
+# Compiled Numba kernels live in one cache that every entry point shares, make or not
+# (alphagomoku/numba_config.py: ~/.cache/alphagomoku/numba, or NUMBA_CACHE_DIR when set).
 
 .PHONY: setup train test bench clean
 
 setup: $(VENV)/.installed
 
 # The [onnx] extra makes CPU self-play about twice as fast; where no onnxruntime wheel exists for
-# this platform, set-up goes on without it (inference then runs on torch and says so).
+# this platform, set-up goes on without it (inference then runs on torch and says so). The last
+# step compiles the search kernels (about a minute, once), so that no later command waits for them.
 $(VENV)/.installed: pyproject.toml tools/install_torch.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) tools/install_torch.py
 	$(PY) -m pip install --quiet -e '.[dev,onnx]' || { \
 	    echo "setup: onnxruntime could not be installed: CPU self-play will use torch (slower)"; \
 	    $(PY) -m pip install --quiet -e '.[dev]'; }
+	$(PY) -m alphagomoku.compile_kernels
 	touch $@
 
 # A fresh run directory each time: a run is never overwritten (continue one with

@@ -8,17 +8,25 @@ Numba keys a cached kernel on its own source file only, not on the files of the 
 calls, so an edited game kernel could be run stale from an MCTS kernel's cache. The cache
 therefore lives in a directory named after a digest of every source file that holds kernels:
 any edit, or another version of the package, starts a fresh cache. The directory is under
-``NUMBA_CACHE_DIR`` when that is set (the Makefile sets it to ``.venv/numba-cache``), else under
-the user's cache directory.
+``NUMBA_CACHE_DIR`` when that is set, else under the user's cache directory
+(``~/.cache/alphagomoku/numba``): one place for every entry point (make, the scripts, the engine,
+the notebook, spawned workers), which ``make setup`` fills once (``python -m
+alphagomoku.compile_kernels``).
+
+A kernel missing from the cache compiles for up to a minute in all with no output of its own, so
+the first such compilation in a process prints one line to stderr (stdout may be the Gomocup
+protocol) saying so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 import numba
+from numba.core import event
 
 JIT = {"cache": True, "nogil": True}
 
@@ -45,3 +53,31 @@ def cache_dir() -> Path:
 # Read by Numba when each kernel is decorated, so it must be set before any kernel module loads;
 # every kernel module imports JIT from here first.
 numba.config.CACHE_DIR = str(cache_dir())
+
+
+COLD_COMPILE_NOTICE = "compiling the search kernels, about a minute, once"
+
+
+class _ColdCompileNotice(event.Listener):
+    """Prints COLD_COMPILE_NOTICE at the first compilation of one of the package's kernels.
+
+    Numba raises the "numba:compile" event only when a kernel is not found in the cache, so a
+    warm run prints nothing."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def on_start(self, ev) -> None:
+        if self.said:
+            return
+        dispatcher = (ev.data or {}).get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if module.startswith("alphagomoku."):
+            self.said = True
+            print(COLD_COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+    def on_end(self, ev) -> None:
+        pass
+
+
+event.register("numba:compile", _ColdCompileNotice())

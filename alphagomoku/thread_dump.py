@@ -2,9 +2,8 @@
 
 ``faulthandler.register(SIGUSR1)`` does this in C inside the signal handler, walking the
 interpreter's thread states without the GIL. On Python 3.11 that walk segfaults when a thread
-starts or ends during it (CPython issue 116008): a trainer here was once killed, exit -11, by the
-signal meant to diagnose it, and a few hundred signals to a process that starts threads crash it
-every time. This handler is an ordinary Python signal handler: it runs in the main thread with
+starts or ends during it (CPython gh-116008): the signal meant to diagnose a trainer kills it
+(exit -11), and a few hundred signals to a process that starts threads crash it every time. This handler is an ordinary Python signal handler: it runs in the main thread with
 the GIL held, so no thread state can go away while it reads them.
 
 The price is that it runs when the main thread next executes Python code. A main thread stuck

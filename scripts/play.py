@@ -11,12 +11,14 @@ undo, hint, quit, help.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import random
 import sys
 
 from alphagomoku.eval.human import HumanGame
 from alphagomoku.eval.players import TacticalPlayer
-from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, default_spec, make_player, parse_player_spec
+from alphagomoku.eval.specs import (DEFAULT_ONNX, SPEC_FORMS, PlayerSpecError, default_spec, make_player,
+                                    parse_player_spec)
 from alphagomoku.game import BLACK, WHITE, GameConfig
 from alphagomoku.game.constants import RULE_NAMES
 from alphagomoku.records import write_psq
@@ -58,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         spec = default_spec()
         if spec.startswith("pure:"):
             print("No --checkpoint and no shipped model: playing pure MCTS.", file=sys.stderr)
+        elif (args.device in ("auto", "cpu") and DEFAULT_ONNX.is_file()
+              and importlib.util.find_spec("onnxruntime")):
+            # The shipped model's ONNX file, as the engine plays it: the same network without
+            # importing torch, which took most of the seconds before the board appeared.
+            spec = f"net:{DEFAULT_ONNX}"
     try:
         parse_player_spec(spec)
     except PlayerSpecError as e:

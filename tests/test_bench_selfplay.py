@@ -139,7 +139,7 @@ def test_selfplay_benchmark_times_the_recipes_workers():
     assert spec.search.root_rule == "gumbel" and spec.search.dirichlet_eps == 0
     assert spec.settings.openings is not None and spec.settings.games_at_once == hour.games_per_task
 
-    cfg = recipe_config(_selfplay_args("--recipe", "old", "--simulations", "12", "--games-per-worker", "3",
+    cfg = recipe_config(_selfplay_args("--recipe", "plain", "--simulations", "12", "--games-per-worker", "3",
                                        "--board-size", "9", "--preset", "small"))
     spec = worker_spec(cfg, select_device("cpu"))
     assert spec.search.root_rule == "puct" and spec.search.num_simulations == 12

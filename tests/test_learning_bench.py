@@ -26,7 +26,7 @@ TINY = {
     "selfplay_games": 4, "games_per_task": 4, "simulations": 8, "batch_size": 32,
     "min_buffer_positions": 32, "buffer_positions": 2000, "steps_per_epoch": 2,
 }
-# Settings of a run or of the machine rather than of a recipe: configs/old.json need not pin
+# Settings of a run or of the machine rather than of a recipe: configs/plain.json need not pin
 # them. The inference backend and the evaluation cache change the speed, not what is learned
 # (the cache plays the same games: tests/test_nn_cache.py), so old and new recipes compared on
 # one machine both get the faster one.
@@ -133,35 +133,35 @@ def test_a_time_budget_stops_the_run_with_a_resumable_checkpoint_and_snapshots(t
 
 
 # -- recipes -------------------------------------------------------------------------------------
-def test_every_recipe_is_a_valid_config_and_old_pins_every_training_setting():
-    assert "old" in available_recipes()
+def test_every_recipe_is_a_valid_config_and_plain_pins_every_training_setting():
+    assert "plain" in available_recipes()
     for name in available_recipes():
         TrainConfig.from_file(recipe_path(name))
-    old = json.loads((RECIPE_DIR / "old.json").read_text())
-    # A setting added later must be pinned in old.json to today's behaviour, or "old" would
+    plain = json.loads((RECIPE_DIR / "plain.json").read_text())
+    # A setting added later must be pinned in plain.json to the plain behaviour, or "plain" would
     # silently change with the code's defaults.
-    missing = {f.name for f in fields(TrainConfig)} - RUN_SPECIFIC - set(old)
-    assert not missing, f"configs/old.json does not pin {sorted(missing)}"
+    missing = {f.name for f in fields(TrainConfig)} - RUN_SPECIFIC - set(plain)
+    assert not missing, f"configs/plain.json does not pin {sorted(missing)}"
 
 
 def test_train_recipe_loads_the_file_and_flags_still_win():
     parser = cli.build_parser()
-    cfg = cli.resolve_config(parser.parse_args(["--recipe", "old", "--simulations", "5"]))
-    expected = TrainConfig.from_file(RECIPE_DIR / "old.json", simulations=5)
+    cfg = cli.resolve_config(parser.parse_args(["--recipe", "plain", "--simulations", "5"]))
+    expected = TrainConfig.from_file(RECIPE_DIR / "plain.json", simulations=5)
     assert cfg == expected and cfg.simulations == 5
-    with pytest.raises(ConfigError, match=r"no recipe named 'nope'.*old"):
+    with pytest.raises(ConfigError, match=r"no recipe named 'nope'.*plain"):
         cli.resolve_config(parser.parse_args(["--recipe", "nope"]))
     with pytest.raises(ConfigError, match="not a recipe name"):
-        cli.resolve_config(parser.parse_args(["--recipe", "../configs/old"]))
+        cli.resolve_config(parser.parse_args(["--recipe", "../configs/plain"]))
     with pytest.raises(SystemExit):  # one source of settings at a time
-        parser.parse_args(["--recipe", "old", "--config", "x.json"])
+        parser.parse_args(["--recipe", "plain", "--config", "x.json"])
 
 
 def test_unknown_recipes_are_refused_with_the_list_by_both_scripts():
     train = script("train.py", ["--recipe", "nope"], timeout=60)
-    assert train.returncode == 2 and "no recipe named 'nope'" in train.stderr and "old" in train.stderr
+    assert train.returncode == 2 and "no recipe named 'nope'" in train.stderr and "plain" in train.stderr
     bench = script("benchmark.py", ["learning", "--minutes", "1", "--recipe", "nope"], timeout=60)
-    assert bench.returncode == 2 and "no recipe named 'nope'" in bench.stderr and "old" in bench.stderr
+    assert bench.returncode == 2 and "no recipe named 'nope'" in bench.stderr and "plain" in bench.stderr
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -172,9 +172,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 def test_benchmark_options_become_a_budgeted_config(tmp_path):
     cfg, label, path = learning.resolve_config(
-        _args(["--minutes", "12", "--recipe", "old", "--board", "9", "--preset", "small",
+        _args(["--minutes", "12", "--recipe", "plain", "--board", "9", "--preset", "small",
                "--set", "simulations=32", "--set", "lr=0.001", "--workers", "1"]), tmp_path)
-    assert (label, Path(path).name) == ("old", "old.json")
+    assert (label, Path(path).name) == ("plain", "plain.json")
     assert (cfg.board_size, cfg.model_preset, cfg.simulations, cfg.lr) == (9, "small", 32, 0.001)
     assert cfg.parallel_workers == 1 and cfg.final_eval_games == 0
     assert cfg.time_budget_minutes == 12 and cfg.snapshot_minutes == 2 and cfg.epochs >= 10**5

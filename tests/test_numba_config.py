@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 
 from alphagomoku import numba_config
 
@@ -25,3 +29,37 @@ def test_cache_lives_under_numba_cache_dir_when_set(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     path = numba_config.cache_dir()
     assert path.parent == tmp_path and path.name.startswith("kernels-")
+
+
+_RUN_ONE_KERNEL = ("import numpy as np; from alphagomoku.game.kernels import run_length; "
+                   "run_length(np.zeros(25, np.int8), 5, 5, 0, 0, 1, 0, 1)")
+
+
+def _run_one_kernel(cache: str) -> str:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    done = subprocess.run([sys.executable, "-c", _RUN_ONE_KERNEL], env=env, capture_output=True,
+                          text=True, timeout=300, check=True)
+    return done.stderr
+
+
+def test_a_cold_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
+    assert _run_one_kernel(str(tmp_path)).count(numba_config.COLD_COMPILE_NOTICE) == 1
+    assert numba_config.COLD_COMPILE_NOTICE not in _run_one_kernel(str(tmp_path))
+
+
+def test_every_make_target_uses_the_cache_that_direct_runs_use():
+    # A second cache for make alone made the first `python scripts/play.py` after `make train`
+    # compile every kernel again.
+    makefile = (numba_config._PACKAGE.parent / "Makefile").read_text()
+    assert not re.search(r"^\s*(export\s+)?NUMBA_CACHE_DIR\s*[:?+]?=", makefile, re.MULTILINE)
+    assert "-m alphagomoku.compile_kernels" in makefile
+
+
+def test_the_set_up_warm_up_plays_every_path_it_compiles_without_an_error():
+    from alphagomoku import compile_kernels
+
+    answers = compile_kernels._engine_game()
+    assert "OK" in answers
+    moves = [a for a in answers if re.fullmatch(r"\d+,\d+", a)]
+    assert len(moves) == 2, answers  # one after BOARD, one after TURN
+    assert not [a for a in answers if a.startswith(("ERROR", "UNKNOWN"))]

@@ -242,7 +242,8 @@ def training_summary(run_dir: Path, wall_seconds: float | None) -> dict:
 
 def colour_share(rows: list[dict], after_epoch: int = 3) -> dict | None:
     """The largest share of self-play games from balanced openings that one colour won in an
-    epoch after ``after_epoch`` (issue 10's collapse check: at most 0.75), and where."""
+    epoch after ``after_epoch`` (the colour-collapse check; the recipe's target is at most 0.75),
+    and where."""
     worst = None
     for r in rows:
         n = r.get("opening_games", 0)

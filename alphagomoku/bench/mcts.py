@@ -5,7 +5,7 @@
 # inside the kernel (``Forest.run(uniform_evaluator)``: one kernel call per search), and ``loop``,
 # the real gather / evaluate / apply cycle with a Python evaluator between the kernel calls, as a
 # network is used (with K = 1 it gathers --leaves leaves per call, kept apart by virtual loss, to
-# spread the Python overhead). The target, 250,000 simulations per second, is for the
+# spread the Python overhead). The target, 250,000 simulations per second, is for the
 # tree alone: the fused figure.
 #
 # First-play urgency scales with the prior mass already tried (SearchConfig.fpu_reduction), so
@@ -27,7 +27,7 @@ from alphagomoku.mcts.threats import scan_wins
 from alphagomoku.mcts.tree import NODES_USED, PARENT, ROOT, UNKNOWN, VISITS
 
 
-#: The issue's figure for the tree alone: simulations per second on one core.
+#: The target for the tree alone: simulations per second on one core.
 TARGET_SIMS_PER_S = 250_000
 
 ABOUT = ("simulations per second on one core with the uniform evaluator (no network). "

@@ -6,7 +6,7 @@ recipe gives it (``--recipe``, default cpu-hour: its network, search, simulation
 openings), the untrained network of that size, after a warm-up task per
 worker so that process start, imports and model loading are not counted. On a CPU each worker
 count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
-gives the old and the new speed side by side; keys start with the backend's name, and
+gives both speeds side by side; keys start with the backend's name, and
 ``onnx_over_torch_workersN`` is the ratio of their positions per second. Short timed runs
 (a second or two at small settings) were measured to swing by 20%, so each setting is timed
 ``--repeats`` times, the backends taking turns: every figure is the median over the repeats,

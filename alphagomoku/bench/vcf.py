@@ -18,19 +18,19 @@ Five parts, on the shipped model's board (15x15 freestyle) unless told otherwise
    Elo with a 95% interval, and the score with each colour. When the model reads the two VCF
    input planes, the engine without the solver plays the same weights with those channels cut
    out (:mod:`alphagomoku.nn.vcf_inputs`): with no solver nothing is proved, and the cut network
-   answers as the planes' network does when both are zero. That is issue 11's measure, the
-   same model with no solver anywhere. ``--keep-planes`` lets that engine prove the planes with
+   answers as the planes' network does when both are zero: the same model with no solver
+   anywhere. ``--keep-planes`` lets that engine prove the planes with
    the solver at every leaf, which leaves the solver in its network's inputs and measures only
-   its uses in the search and the player (the default until session 25). ``--against-model``
+   its uses in the search and the player. ``--against-model``
    gives it a network of its own instead: one trained without the planes measures the whole
    project without the solver. The openings: by default ones the
    engine without the solver (or, with ``--screen-player``, the one with it) won once with each
    colour against itself (with 2 random stones, or with openings the network calls even, black
    wins most games between these two players whoever has the solver, which hides what the
    solver adds). No opening is played twice with the same colours: candidates are screened in
-   rounds until there are enough, and when there are not, the match is shorter and says so.
-   (Until 2026-11-24 too few were padded with repeats, and at 0.5 s a move a repeated opening
-   often replayed the same game.)
+   rounds until there are enough, and when there are not, the match is shorter and says so: at
+   a fixed time a move a repeated opening often replays the same game, which would count one
+   result as two.
 5. Where each decisive game of the match was decided (:mod:`alphagomoku.eval.decided`), counted
    by who lost: a blunder (the loser let the winner have a VCT that another move would have
    stopped), already lost (every move there left one), or unclear. A solver can only turn the
