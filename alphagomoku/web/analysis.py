@@ -28,8 +28,9 @@ SNAPSHOT_S = 0.15
 # Candidates listed, and moves of each principal line.
 TOP_CANDIDATES = 8
 PV_MOVES = 12
-# Solver nodes of the VCF/VCT checks an analysis starts with: well under a second on 15x15.
-SOLVER_NODES = 60_000
+# Solver nodes of each VCF/VCT check an analysis starts with: a few tens of milliseconds, since
+# a request that replaces the analysis waits for the check in progress to end.
+SOLVER_NODES = 20_000
 
 
 class SearchStopped(Exception):
@@ -118,7 +119,7 @@ def search_snapshot(forest: Forest, position: Position) -> dict:
     share = (visits / total) if total else np.zeros(visits.shape)
     status = forest.root_status(0)
     return {
-        "visits": total,
+        "visits": forest.root_visits(0),
         "visit_share": [round(float(v), 4) for v in share],
         "search_value": round(forest.root_value(0), 4),
         "solved": "win" if status == WIN else "loss" if status == LOSS else None,
@@ -139,7 +140,8 @@ def network_view(position: Position, evaluator, vcf_plane_budget: int) -> dict:
             "value_head": round(float(np.asarray(values).reshape(-1)[0]), 4)}
 
 
-def solver_view(position: Position, nodes: int = SOLVER_NODES) -> dict | None:
+def solver_view(position: Position, stop: threading.Event | None = None,
+                nodes: int = SOLVER_NODES) -> dict | None:
     """A proved forced win for either side, if the solvers find one: the side to move's VCF
     (the whole line), else its win by threats (the first move), else the opponent's VCF that it
     must stop. None when none is proved."""
@@ -149,9 +151,13 @@ def solver_view(position: Position, nodes: int = SOLVER_NODES) -> dict | None:
     own = solve_vcf(position, nodes)
     if own.found:
         return {"kind": "vcf", "attacker": mover, "line": list(own.names), "text": own.describe()}
+    if stop is not None and stop.is_set():
+        raise SearchStopped()
     vct = solve_vct(position, nodes)
     if vct.found:
         return {"kind": "vct", "attacker": mover, "line": [vct.name], "text": vct.describe()}
+    if stop is not None and stop.is_set():
+        raise SearchStopped()
     threat = solve_vcf(position, nodes, attacker=3 - mover)
     if threat.found:
         # The opponent's line starts as if it were to move: numbered the same way.
@@ -173,7 +179,7 @@ def analyse(position: Position, evaluator, base_config, simulations: int,
     evaluator = evaluator if have_net else uniform_evaluator
     cfg = base_config if base_config is not None else search_config()
     cfg = fit_to_evaluator(cfg.replace(num_simulations=max(2, simulations)), evaluator)
-    base = {"network": have_net, "solver": solver_view(position)}
+    base = {"network": have_net, "solver": solver_view(position, stop)}
     if stop.is_set():
         raise SearchStopped()
     if have_net:
@@ -195,6 +201,16 @@ def analyse(position: Position, evaluator, base_config, simulations: int,
         now = clock()
         if now - last >= SNAPSHOT_S:
             last = now
-            emit({**base, **search_snapshot(forest, position), "live": True})
-    return {**base, **search_snapshot(forest, position), "live": False,
+            emit({**base, **_proved(search_snapshot(forest, position), base, position),
+                  "live": True})
+    return {**base, **_proved(search_snapshot(forest, position), base, position), "live": False,
             "stopped": stop.is_set()}
+
+
+def _proved(snapshot: dict, base: dict, position: Position) -> dict:
+    """A win the solvers proved for the side to move is its value, whatever a short search
+    says (the review's win-rate curve must not dip where the game was already won)."""
+    solver = base["solver"]
+    if solver and solver["attacker"] == position.to_move and solver["kind"] in ("vcf", "vct"):
+        snapshot.update(search_value=1.0, solved="win")
+    return snapshot

@@ -35,8 +35,9 @@ PLAYOUTS_PER_SIMULATION = 20
 UNTIMED_PURE_S = 30.0
 
 
-class ModelLoadError(ValueError):
-    """A weights file that does not load; the message names the file and why."""
+# Loading a network may export it to ONNX (the engine's default runtime on a CPU), and torch's
+# exporter is not thread-safe: connections load their players one at a time.
+_LOAD_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ class WebPlayer:
         self.load_error: str | None = None
         if entry is not None:
             try:
-                self.network = NetworkPlayer(str(entry.path), seed=seed, threads=1)
+                with _LOAD_LOCK:
+                    self.network = NetworkPlayer(str(entry.path), seed=seed, threads=1)
             except Exception as e:  # noqa: BLE001 - any failure to load is the file's fault here
                 self.load_error = f"model {entry.name!r} ({entry.path}) does not load: {e}"
                 log.warning("%s", self.load_error)
