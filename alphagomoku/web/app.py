@@ -68,8 +68,7 @@ def create_app(catalog: Catalog | None = None, run_dir: str | Path | None = None
         log.info("%s connected", name)
         pump = asyncio.create_task(writer())
         try:
-            send(session.info())
-            send(session.state())
+            await session.open()
             while True:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":

@@ -82,6 +82,14 @@ class Catalog:
 
     def __init__(self, entries: list[ModelEntry]):
         self.entries = {e.name: e for e in entries}
+        self._size: int | None = None
+
+    @property
+    def start_size(self) -> int:
+        """The board a new page starts on (read once)."""
+        if self._size is None:
+            self._size = self.board_size()
+        return self._size
 
     @classmethod
     def build(cls, model: str | Path | None = None, run_dir: str | Path | None = None) -> "Catalog":
@@ -99,6 +107,27 @@ class Catalog:
     @property
     def default(self) -> str | None:
         return next(iter(self.entries), None)
+
+    def board_size(self, fallback: int = 15) -> int:
+        """The board the default model was trained on (a new page starts there), read from the
+        file; ``fallback`` when there is no model or the file does not say."""
+        entry = self.entries.get(self.default) if self.default else None
+        if entry is None:
+            return fallback
+        try:
+            from alphagomoku.nn.onnx_file import is_onnx_file, read_onnx_file
+
+            if is_onnx_file(entry.path):
+                config = read_onnx_file(entry.path).config
+            else:
+                from alphagomoku.nn.io import read_model_file
+
+                config = read_model_file(entry.path)[0]
+        except Exception as e:  # noqa: BLE001 - the page reports it when the model is used
+            log.warning("cannot read %s: %s", entry.path, e)
+            return fallback
+        width, height = getattr(config, "width", None), getattr(config, "height", None)
+        return width if isinstance(width, int) and width == height else fallback
 
     def describe(self) -> list[dict]:
         return [{"name": e.name, "file": e.path.name, "note": e.note} for e in self.entries.values()]

@@ -57,7 +57,7 @@ class Session:
         self.counters = counters
         self.run_dir = run_dir
         self.name = name
-        self.game = GameConfig(15)
+        self.game = GameConfig(catalog.start_size)
         self.moves: list[int] = []
         self.cursor = 0
         self.resigned: int | None = None  # the colour that resigned, on the last move
@@ -136,6 +136,11 @@ class Session:
         kind = msg["type"]
         handler = getattr(self, f"_on_{kind}")
         await handler(msg)
+
+    async def open(self) -> None:
+        """Greet a new page: what it may choose from, the game, and its first analysis."""
+        self.send(self.info())
+        await self._changed()
 
     async def _on_info(self, msg):
         self.send(self.info())

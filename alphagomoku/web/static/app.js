@@ -65,7 +65,6 @@ const handlers = {
     const sizes = [];
     for (let s = msg.sizes[0]; s <= msg.sizes[1]; s++) sizes.push(String(s));
     fill($("size"), sizes);
-    $("size").value = "15";
     $("run-games").hidden = !msg.run_games;
     if (msg.run_games) send({ type: "run_games" });
     if (!openedFromUrl) {
