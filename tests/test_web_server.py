@@ -25,7 +25,7 @@ from alphagomoku.game import GameConfig, Position  # noqa: E402
 from alphagomoku.records import GameRecord, psq_text  # noqa: E402
 from alphagomoku.web.app import create_app  # noqa: E402
 from alphagomoku.web.models import Catalog, ModelEntry  # noqa: E402
-from tests.web_helpers import WEB_GAME, LiveServer, receive_until, tiny_model  # noqa: E402
+from tests.web_helpers import WEB_GAME, LiveServer, receive_json, receive_until, tiny_model  # noqa: E402
 
 FAST = {"kind": "simulations", "value": 16}
 
@@ -80,7 +80,7 @@ def test_page_and_static_files_are_served(client):
 
 def test_a_game_against_the_model(client):
     with client.websocket_connect("/ws") as ws:
-        info = ws.receive_json()
+        info = receive_json(ws)
         assert info["type"] == "info" and info["default_model"] == "tiny"
         state = open_game(ws)
         assert state["moves"] == [] and state["to_move"] == 1
@@ -221,7 +221,7 @@ def test_psq_files_and_run_games_load_for_review(client, tmp_path, catalog):
                              opening=0)]
     save_games(run / "games" / "epoch_000001.npz", games, WEB_GAME)
     with TestClient(create_app(catalog, run_dir=run)) as c, c.websocket_connect("/ws") as ws:
-        info = ws.receive_json()
+        info = receive_json(ws)
         assert info["run_games"] is True
         ws.send_json({"type": "run_games"})
         listing, _ = receive_until(ws, "run_games")
@@ -272,11 +272,14 @@ def test_malformed_messages_get_a_clear_error_and_the_connection_stays(client, m
 
 def test_illegal_and_out_of_turn_moves(client):
     with client.websocket_connect("/ws") as ws:
-        open_game(ws, black="tiny", white="human")
-        # The model is black: until it has moved, it is not the person's turn.
+        open_game(ws)
+        ws.send_json({"type": "settings", "strength": {"kind": "seconds", "value": 1.0}})
+        ws.send_json({"type": "move", "move": "e5"})
+        receive_until(ws, "thinking")
+        # The model is thinking for a second: until it has moved, it is not the person's turn.
         assert "wait for its move" in error_after(ws, {"type": "move", "move": "a1"})
-        state, _ = receive_until(ws, "state", lambda m: len(m["moves"]) == 1)
-        assert "occupied" in error_after(ws, {"type": "move", "move": state["moves"][0]})
+        receive_until(ws, "model_move")
+        assert "occupied" in error_after(ws, {"type": "move", "move": "e5"})
         assert "off the 9x9 board" in error_after(ws, {"type": "move", "move": "j10"})
 
 

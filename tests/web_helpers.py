@@ -65,12 +65,33 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
+# The longest wait for one message in the message-level tests: a missing answer is a failure,
+# not a hung suite.
+MESSAGE_TIMEOUT_S = 60
+
+
+def receive_json(ws, timeout: float = MESSAGE_TIMEOUT_S) -> dict:
+    """The next message of a Starlette test WebSocket, or TimeoutError after ``timeout``
+    seconds (its own receive_json waits for ever)."""
+    import json
+
+    import anyio
+
+    async def receive():
+        with anyio.fail_after(timeout):
+            return await ws._send_rx.receive()
+
+    message = ws.portal.call(receive)
+    ws._raise_on_close(message)
+    return json.loads(message["text"])
+
+
 def receive_until(ws, kind: str, where=lambda m: True, most: int = 500) -> tuple[dict, list[dict]]:
     """Read a Starlette test WebSocket until a message of type ``kind`` that ``where`` accepts;
     returns it and everything read before it."""
     seen = []
     for _ in range(most):
-        msg = ws.receive_json()
+        msg = receive_json(ws)
         if msg["type"] == kind and where(msg):
             return msg, seen
         seen.append(msg)
