@@ -142,7 +142,7 @@ def test_a_vcf_line_review_keys_and_the_graph(page, server):
     page.wait_for_selector("#solver:not([hidden])")
     assert page.locator("#solver").get_attribute("data-kind") == "vcf"
     line = page.locator("#solver-line").inner_text()
-    assert "VCF for black" in line and ("1.e6" in line or "1.e2" in line)
+    assert "black wins by fours (VCF)" in line and ("1.e6" in line or "1.e2" in line)
     assert page.locator("#position").input_value() == "e3a1e4a2e5b1"
     # Hovering a candidate previews its line without an error.
     page.wait_for_selector("#candidates tbody tr")
@@ -161,6 +161,9 @@ def test_a_vcf_line_review_keys_and_the_graph(page, server):
     page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)
     page.wait_for_function("() => !document.querySelector('#move-list li.current')")
     assert "ply=0" in page.url
+    # Two models' views of one position, side by side.
+    page.click("#compare")
+    page.wait_for_function("() => document.querySelectorAll('#compare-out canvas').length === 2")
     assert page.errors == []
 
 

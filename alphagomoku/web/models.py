@@ -12,7 +12,9 @@ moves); a model file that does not load is reported, and pure MCTS plays instead
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from alphagomoku.eval.players import (
     TacticalPlayer,
 )
 from alphagomoku.game import GameConfig
+from alphagomoku.nn.onnx_file import is_onnx_file
 
 log = logging.getLogger("alphagomoku.web")
 
@@ -83,6 +86,8 @@ class Catalog:
     def __init__(self, entries: list[ModelEntry]):
         self.entries = {e.name: e for e in entries}
         self._size: int | None = None
+        self._runnable: dict[str, Path] = {}
+        self._exports: tempfile.TemporaryDirectory | None = None
 
     @property
     def start_size(self) -> int:
@@ -129,6 +134,31 @@ class Catalog:
         width, height = getattr(config, "width", None), getattr(config, "height", None)
         return width if isinstance(width, int) and width == height else fallback
 
+    def runnable(self, entry: ModelEntry) -> Path:
+        """The file a connection's player loads for ``entry``: a ``.pt`` is exported to ONNX
+        once here where onnxruntime can run it (as the engine runs the shipped model), so that
+        each new page loads it in milliseconds instead of exporting it again; else the file
+        itself (a file that does not load is reported by the player)."""
+        with _LOAD_LOCK:
+            if entry.name in self._runnable:
+                return self._runnable[entry.name]
+            path = entry.path
+            if not is_onnx_file(path) and importlib.util.find_spec("onnxruntime") \
+                    and importlib.util.find_spec("onnx"):
+                try:
+                    from alphagomoku.nn.io import load_model
+                    from alphagomoku.nn.onnx_file import write_onnx_file
+
+                    if self._exports is None:
+                        self._exports = tempfile.TemporaryDirectory(prefix="alphagomoku-web-")
+                    out = Path(self._exports.name) / f"{len(self._runnable)}.onnx"
+                    path = write_onnx_file(load_model(entry.path), out)
+                except Exception as e:  # noqa: BLE001 - the player loads the .pt itself then
+                    log.info("%s: no ONNX export (%s); torch runs it", entry.path, e)
+                    path = entry.path
+            self._runnable[entry.name] = path
+            return path
+
     def describe(self) -> list[dict]:
         return [{"name": e.name, "file": e.path.name, "note": e.note} for e in self.entries.values()]
 
@@ -162,7 +192,8 @@ class WebPlayer:
     (pure MCTS on other boards). ``prepare`` readies it for a board and says which of the two
     plays there."""
 
-    def __init__(self, entry: ModelEntry | None, seed: int = 0):
+    def __init__(self, entry: ModelEntry | None, seed: int = 0, source: Path | None = None):
+        """``source``: the file to load for ``entry`` (Catalog.runnable), by default its own."""
         self.entry = entry
         self.seed = seed
         self.network: NetworkPlayer | None = None
@@ -170,7 +201,8 @@ class WebPlayer:
         if entry is not None:
             try:
                 with _LOAD_LOCK:
-                    self.network = NetworkPlayer(str(entry.path), seed=seed, threads=1)
+                    self.network = NetworkPlayer(str(source or entry.path), seed=seed,
+                                                 threads=1)
             except Exception as e:  # noqa: BLE001 - any failure to load is the file's fault here
                 self.load_error = f"model {entry.name!r} ({entry.path}) does not load: {e}"
                 log.warning("%s", self.load_error)

@@ -343,7 +343,8 @@ class Session:
         """(worker thread) The connection's player for model ``name``, built on first use."""
         player = self.players.get(name)
         if player is None:
-            player = WebPlayer(self.catalog.entries.get(name))
+            entry = self.catalog.entries.get(name)
+            player = WebPlayer(entry, source=self.catalog.runnable(entry) if entry else None)
             if player.load_error:
                 self.send({"type": "error", "message": f"{player.load_error}; pure MCTS plays "
                                                        "instead"})

@@ -234,8 +234,10 @@ function renderAnalysis() {
   if (a && a.solver) {
     solver.hidden = false;
     solver.dataset.kind = a.solver.kind;
-    $("solver-line").textContent = `${a.solver.kind.toUpperCase()} for ${COLOUR[a.solver.attacker]}: ` +
-      a.solver.line.map((m, i) => `${i + 1}.${m}`).join(" ");
+    const who = COLOUR[a.solver.attacker];
+    const title = { vcf: `${who} wins by fours (VCF):`, vct: `${who} wins by threats from`,
+                    threat: `${who} threatens a VCF:` }[a.solver.kind];
+    $("solver-line").textContent = `${title} ` + a.solver.line.map((m, i) => `${i + 1}.${m}`).join(" ");
   } else {
     solver.hidden = true;
   }

@@ -109,6 +109,8 @@ export class Board {
     for (const [x, y] of stars) { g.beginPath(); g.arc(at(x), at(y), Math.max(2, cell * 0.08), 0, 7); g.fill(); }
 
     const heat = this.view.heat;
+    // Numbered stones (a proved line, a previewed one) are not hidden under the heatmap.
+    const covered = new Set([...this.view.marks, ...this.view.preview].map((m) => m.name));
     if (heat) {
       let top = 0;
       for (const v of heat) top = Math.max(top, v);
@@ -117,7 +119,8 @@ export class Board {
           const v = heat[i];
           if (v <= 0) continue;
           const x = i % n, y = Math.floor(i / n);
-          if (this.view.stones.has(pointName(x, y, n))) continue;
+          const name = pointName(x, y, n);
+          if (this.view.stones.has(name) || covered.has(name)) continue;
           const share = v / top;
           g.fillStyle = `rgba(214, 48, 39, ${0.12 + 0.7 * share})`;
           const r = cell * (0.18 + 0.27 * Math.sqrt(share));
