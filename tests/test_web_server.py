@@ -411,3 +411,45 @@ def test_a_page_that_goes_mid_search_frees_it_within_a_second(catalog):
             assert time.monotonic() - gone < 1.0, f"still running after 1 s: {status}"
             time.sleep(0.02)
         print(f"search freed {time.monotonic() - gone:.3f} s after the page went")
+
+
+def test_the_command_serves_the_page_and_says_where(model_dir):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    from tests.web_helpers import free_port
+
+    port = free_port()
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(
+        [sys.executable, str(root / "scripts" / "serve.py"), "--model", str(model_dir / "tiny.pt"),
+         "--port", str(port), "--no-warm-up"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/")
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.1)
+        assert page.status_code == 200
+        models = httpx.get(f"http://127.0.0.1:{port}/status").json()["models"]
+        assert [m["name"] for m in models] == ["tiny"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_the_command_refuses_a_missing_model(capsys, tmp_path):
+    from alphagomoku.web.cli import main
+
+    assert main(["--model", str(tmp_path / "nope.pt")]) == 2
+    assert "no file at" in capsys.readouterr().err
+    assert main(["--run-dir", str(tmp_path / "nope")]) == 2

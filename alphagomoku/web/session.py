@@ -32,6 +32,10 @@ HUMAN = "human"
 DEFAULT_STRENGTH = ("seconds", 1.0)
 DEFAULT_THINK_SIMULATIONS = 200
 DEFAULT_REVIEW_SIMULATIONS = 64
+# A timed model move is given the time asked, less what passed since the person's move reached
+# the server (stopping the analysis of their turn) and this much for the answer's way back, so
+# the stone appears within the time asked as the person counts it, from their click.
+REPLY_MARGIN_S = 0.04
 _COLOURS = {BLACK: "black", WHITE: "white"}
 _RUN_GAME_FILE = re.compile(r"^epoch_\d+\.npz$")
 
@@ -185,6 +189,7 @@ class Session:
         await self._changed()
 
     async def _on_move(self, msg):
+        received = time.monotonic()
         p = self.position()
         if self._over(p):
             raise MessageError("the game is over: start a new one, or go back to an earlier move")
@@ -203,7 +208,7 @@ class Session:
         self.resigned = None
         self.values = {k: v for k, v in self.values.items() if k < self.cursor}
         self.generation += 1
-        await self._changed()
+        await self._changed(since=received)
 
     async def _on_undo(self, msg):
         if not self.moves:
@@ -396,20 +401,23 @@ class Session:
         except SearchStopped:
             pass
         except MessageError as e:
+            log.warning("%s: %s", self.name, e)
             self.send({"type": "error", "message": str(e)})
         except Exception as e:  # noqa: BLE001 - one request's failure must not end the session
             log.exception("%s: search failed", self.name)
             self.send({"type": "error", "message": f"the search failed: {type(e).__name__}: {e}"})
 
-    async def _changed(self) -> None:
+    async def _changed(self, since: float | None = None) -> None:
         """After any change: send the state, then start what follows (the model's move, or the
-        analysis of the position when thinking is on)."""
+        analysis of the position when thinking is on). ``since``: when the change was asked
+        for (the model's time counts from then)."""
+        since = time.monotonic() if since is None else since
         self.send(self.state())
         self.send(self.values_message())
         p = self.position()
         model = self._model_to_move(p)
         if model is not None:
-            await self._start(self._model_turn(p, model, self.generation))
+            await self._start(self._model_turn(p, model, self.generation, since))
         elif self.think and not p.is_over:
             await self._start(self._analysis_job(p, self._model_for_analysis(None),
                                                  self.think_simulations, self.generation))
@@ -418,7 +426,8 @@ class Session:
         # Called at the end of a job: the next job may only start once this one has ended.
         asyncio.get_running_loop().create_task(self._changed())
 
-    async def _model_turn(self, position: Position, model: str, generation: int) -> None:
+    async def _model_turn(self, position: Position, model: str, generation: int,
+                          since: float) -> None:
         stop = self._stop
         kind, amount = self.strength
         ply = len(position.moves)
@@ -439,10 +448,12 @@ class Session:
                     self.send({"type": "analysis", "ply": ply, "model": model, "source": "move",
                                "live": True, **search_snapshot(forest, position)})
 
-            start = time.monotonic()
+            seconds = None
+            if kind == "seconds":
+                seconds = max(0.05, amount - (time.monotonic() - since) - REPLY_MARGIN_S)
             move = player.choose(position.copy(), amount if kind == "simulations" else None,
-                                 amount if kind == "seconds" else None, stop, on_batch)
-            return move, time.monotonic() - start, player.player.last_note
+                                 seconds, stop, on_batch)
+            return move, time.monotonic() - since, player.player.last_note
 
         move, seconds, note = await self._in_thread(choose)
         if generation != self.generation or self._closed:

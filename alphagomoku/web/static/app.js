@@ -15,7 +15,10 @@ let mistakes = [];
 let models = [];
 let messageTimer = null;
 
-const board = new Board($("board"), $("points"), { onClick: (name) => send({ type: "move", move: name }) });
+let clickedAt = null;      // when the person last played, to time the model's reply
+const board = new Board($("board"), $("points"), {
+  onClick: (name) => { clickedAt = performance.now(); send({ type: "move", move: name }); },
+});
 const graph = new WinRateGraph($("graph"), (ply) => send({ type: "goto", ply }));
 
 function send(msg) {
@@ -134,6 +137,9 @@ const handlers = {
   model_move(msg) {
     $("turn").dataset.thinking = "false";
     $("turn").dataset.seconds = String(msg.seconds);
+    // The model's reply as the person sees it: from their click to the move on the page.
+    if (clickedAt !== null) $("turn").dataset.replyMs = String(Math.round(performance.now() - clickedAt));
+    clickedAt = null;
     if (msg.note) showMessage(`${msg.model}: ${msg.note}`, "notice");
   },
 
