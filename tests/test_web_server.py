@@ -31,7 +31,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from alphagomoku.game import GameConfig, Position  # noqa: E402
+from alphagomoku.game import Position  # noqa: E402
 from alphagomoku.records import GameRecord, psq_text  # noqa: E402
 from alphagomoku.web.app import create_app  # noqa: E402
 from alphagomoku.web.models import Catalog, ModelEntry  # noqa: E402
@@ -289,6 +289,9 @@ def test_illegal_and_out_of_turn_moves(client):
         # The model is thinking for a second: until it has moved, it is not the person's turn.
         assert "wait for its move" in error_after(ws, {"type": "move", "move": "a1"})
         receive_until(ws, "model_move")
+        # The model's own search of its move is a point of the win-rate curve.
+        values, _ = receive_until(ws, "values", lambda m: "1" in m["black_win_rate"])
+        assert 0 <= values["black_win_rate"]["1"] <= 1
         assert "occupied" in error_after(ws, {"type": "move", "move": "e5"})
         assert "off the 9x9 board" in error_after(ws, {"type": "move", "move": "j10"})
 

@@ -453,11 +453,19 @@ class Session:
                 seconds = max(0.05, amount - (time.monotonic() - since) - REPLY_MARGIN_S)
             move = player.choose(position.copy(), amount if kind == "simulations" else None,
                                  seconds, stop, on_batch)
-            return move, time.monotonic() - since, player.player.last_note
+            elapsed = time.monotonic() - since
+            forest = player.kept_forest(position)
+            final = search_snapshot(forest, position) if forest is not None else None
+            return move, elapsed, player.player.last_note, final
 
-        move, seconds, note = await self._in_thread(choose)
+        move, seconds, note, final = await self._in_thread(choose)
         if generation != self.generation or self._closed:
             return
+        if final is not None:
+            # The model's own search of its move: a point of the win-rate curve too.
+            self.values[ply] = final["search_value"]
+            self.send({"type": "analysis", "ply": ply, "model": model, "source": "move",
+                       "live": False, **final})
         self.moves = self.moves[:self.cursor] + [move]
         self.cursor += 1
         self.generation += 1
