@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ from typing import Callable
 
 from alphagomoku.game import BLACK, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE
-from alphagomoku.web import views
+from alphagomoku.web import run_games, views
 from alphagomoku.web.analysis import SNAPSHOT_S, SearchStopped, analyse, search_snapshot
 from alphagomoku.web.messages import MessageError
 from alphagomoku.web.models import Catalog, WebPlayer
@@ -37,7 +36,6 @@ DEFAULT_REVIEW_SIMULATIONS = 64
 # the stone appears within the time asked as the person counts it, from their click.
 REPLY_MARGIN_S = 0.04
 _COLOURS = {BLACK: "black", WHITE: "white"}
-_RUN_GAME_FILE = re.compile(r"^epoch_\d+\.npz$")
 
 
 class Counters:
@@ -285,21 +283,16 @@ class Session:
         await self._load_record(record.game, record.moves, f"{record.black} vs {record.white}: "
                                                            f"{record.result_text}")
 
+    # Reading files is not a search: it runs beside the session's search thread, so a page is
+    # never kept waiting behind a long analysis.
     async def _on_run_games(self, msg):
-        self.send({"type": "run_games", "files": await self._in_thread(self._list_run_games)})
+        self.send({"type": "run_games",
+                   "files": await asyncio.to_thread(run_games.list_games, self.run_dir)})
 
     async def _on_load_run_game(self, msg):
-        from alphagomoku.train.game_files import load_games
-
-        path = self._run_game_path(msg["file"])
-        game, games = await self._in_thread(load_games, path)
-        index = msg["index"]
-        if not 0 <= index < len(games):
-            raise MessageError(f"{msg['file']} holds games 0 to {len(games) - 1}, not {index}")
-        g = games[index]
-        result = {1: "black won", 2: "white won", 0: "draw"}.get(g["result"], "unfinished")
-        await self._load_record(game, g["moves"], f"self-play {msg['file']} game {index}: "
-                                                  f"{result}{' (resigned)' if g['resigned'] else ''}")
+        game, moves, title = await asyncio.to_thread(run_games.load_game, self.run_dir,
+                                                     msg["file"], msg["index"])
+        await self._load_record(game, moves, title)
 
     async def _load_record(self, game: GameConfig, moves: list[int], title: str) -> None:
         await self._stop_job()
@@ -308,32 +301,6 @@ class Session:
         self._set_game(game, list(moves), cursor=0)
         self.send({"type": "loaded", "title": title})
         await self._changed()
-
-    # -- run directory ------------------------------------------------------------------------
-    def _run_games_dir(self) -> Path:
-        if self.run_dir is None:
-            raise MessageError("no training run: start the server with --run-dir DIR")
-        return self.run_dir / "games"
-
-    def _list_run_games(self) -> list[dict]:
-        from alphagomoku.train.game_files import load_games
-
-        files = []
-        for path in sorted(self._run_games_dir().glob("epoch_*.npz"), reverse=True):
-            try:
-                _, games = load_games(path)
-            except Exception as e:  # noqa: BLE001 - a damaged file is listed as such
-                log.warning("%s: cannot read %s: %s", self.name, path, e)
-                continue
-            files.append({"file": path.name, "games": len(games),
-                          "lengths": [len(g["moves"]) for g in games]})
-        return files
-
-    def _run_game_path(self, name: str) -> Path:
-        folder = self._run_games_dir()
-        if not _RUN_GAME_FILE.match(name) or not (folder / name).is_file():
-            raise MessageError(f"no game file {name!r} in {folder}")
-        return folder / name
 
     # -- players ------------------------------------------------------------------------------
     def _model_for_analysis(self, name: str | None) -> str:
