@@ -4,8 +4,8 @@
 Starlette app for tests and other servers. Modules: ``app`` (routes and WebSocket), ``session``
 (one connection's game and search), ``messages`` (checking what the page sends), ``analysis``
 (the watchable, stoppable search), ``models`` (weights and players), ``views`` (winning line,
-forbidden points, win rates), ``notation`` (position strings), ``run_games`` (a run's self-play games), ``static/`` (the
-page).
+forbidden points, win rates), ``notation`` (position strings), ``run_games`` (a run's self-play
+games), ``static/`` (the page).
 """
 
 __all__ = ["create_app"]
