@@ -128,7 +128,10 @@ def test_a_whole_game_by_clicking_with_the_models_thoughts(page, server):
             move_times.append(int(page.locator("#turn").get_attribute("data-reply-ms")) / 1000)
         assert page.locator(f'[data-point="{point}"]').get_attribute("data-stone") == "black"
     assert page.locator("#turn").get_attribute("data-over") == "true"
-    assert "wins" in page.locator("#turn").inner_text() or "Draw" in page.locator("#turn").inner_text()
+    result = page.locator("#turn").inner_text()
+    assert "wins" in result or "Draw" in result
+    if "wins" in result:  # the winning line is marked, through the last move
+        assert page.locator("[data-win]").count() >= 5
     print(f"model moves: {len(move_times)}, slowest {max(move_times):.3f} s, "
           f"mean {sum(move_times) / len(move_times):.3f} s (asked {DEFAULT_MOVE_S} s); "
           f"seen from the test: slowest {max(walls):.3f} s")
@@ -200,3 +203,57 @@ def test_the_page_fits_the_screen(browser, server, width, height):
         assert cell["width"] >= 24 and cell["height"] >= 24
     finally:
         context.close()
+
+
+def test_renju_forbidden_points_are_marked(page, server):
+    # Black to move; e5 would make two open threes.
+    page.goto(f"{server.url}/#size=9&rule=renju&moves=e3a9e4a7c5a5d5i1")
+    page.wait_for_selector('[data-point="e5"][data-forbidden]')
+    assert page.locator("[data-forbidden]").count() >= 1
+    page.click('[data-point="e5"]')
+    page.wait_for_function("() => document.querySelector('#message').innerText.includes('forbidden')")
+    assert page.locator('[data-point="e5"]').get_attribute("data-stone") == ""
+    assert page.errors == []
+
+
+def test_self_play_games_and_psq_files_load(browser, tmp_path):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from alphagomoku.game import Position
+    from alphagomoku.records import GameRecord, psq_text
+    from alphagomoku.train.game_files import save_games
+    from alphagomoku.web.app import create_app
+    from alphagomoku.web.models import Catalog
+
+    moves = [Position(WEB_GAME).index(n) for n in ("e5", "d4", "f6", "c3")]
+    (tmp_path / "run" / "games").mkdir(parents=True)
+    save_games(tmp_path / "run" / "games" / "epoch_000002.npz",
+               [SimpleNamespace(moves=np.array(moves), length=4, result=0, resigned=False,
+                                opening=0)], WEB_GAME)
+    tiny_model(tmp_path / "run", name="best.pt")
+    (tmp_path / "run" / "weights").mkdir()
+    (tmp_path / "run" / "best.pt").rename(tmp_path / "run" / "weights" / "best.pt")
+    psq = tmp_path / "game.psq"
+    psq.write_text(psq_text(GameRecord(game=WEB_GAME, moves=moves[:3], black="x", white="y")))
+    run = tmp_path / "run"
+    with LiveServer(create_app(Catalog.build(run_dir=run), run_dir=run)) as s:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        pg = context.new_page()
+        errors = []
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        try:
+            pg.goto(s.url)
+            pg.wait_for_selector('#run-file option[value="epoch_000002.npz"]', state="attached")
+            pg.click("#load-run-game")
+            pg.wait_for_selector('#move-list li[data-ply="4"]')
+            assert "self-play epoch_000002.npz game 0: draw" in pg.locator("#message").inner_text()
+            pg.set_input_files("#psq", str(psq))
+            pg.wait_for_function("() => document.querySelectorAll('#move-list li').length === 3")
+            assert "x vs y" in pg.locator("#message").inner_text()
+            assert pg.locator("#black").input_value() == "human"
+            assert [o for o in pg.locator("#compare-a option").all_inner_texts()] == ["best"]
+        finally:
+            context.close()
+    assert errors == []

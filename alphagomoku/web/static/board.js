@@ -59,9 +59,16 @@ export class Board {
   update(view) {
     Object.assign(this.view, view);
     if (this.points) {
+      // What the canvas shows, also on the points themselves (for tests and screen readers).
+      const forbidden = new Set(this.view.forbidden), win = new Set(this.view.winLine);
       for (const b of this.points.children) {
-        const s = this.view.stones.get(b.dataset.point);
+        const name = b.dataset.point;
+        const s = this.view.stones.get(name);
         b.dataset.stone = s === 1 ? "black" : s === 2 ? "white" : "";
+        b.toggleAttribute("data-forbidden", forbidden.has(name));
+        b.toggleAttribute("data-win", win.has(name));
+        b.setAttribute("aria-label", `${name}${s ? ` ${b.dataset.stone}` : ""}` +
+          `${forbidden.has(name) ? " forbidden" : ""}${win.has(name) ? " winning line" : ""}`);
       }
     }
     this.draw();
