@@ -316,6 +316,7 @@ for (const id of ["strength-kind", "strength-value"]) {
   });
 }
 $("think").addEventListener("change", () => send({ type: "settings", think: $("think").checked }));
+$("message").addEventListener("click", () => { $("message").hidden = true; });
 $("undo").addEventListener("click", () => send({ type: "undo" }));
 $("resign").addEventListener("click", () => send({ type: "resign" }));
 $("analyse").addEventListener("click", () => send({ type: "analyse", simulations: 2000 }));
