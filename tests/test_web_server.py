@@ -268,7 +268,7 @@ def test_run_dir_weights_are_listed(tmp_path, model_dir):
     ('{"type": "new", "white": "nobody"}', "unknown player"),
     ('{"type": "settings", "strength": {"kind": "seconds", "value": 0}}', "seconds per move"),
     ('{"type": "settings", "strength": {"kind": "moves", "value": 3}}', "strength.kind"),
-    ('{"type": "analyse", "simulations": 10000000}', "simulations must be"),
+    ('{"type": "analyse", "simulations": 20001}', "simulations must be"),
     ('{"type": "compare", "models": ["tiny"]}', "two model names"),
     ('{"type": "move", "move": "z99"}', "illegal move"),
 ])
@@ -331,7 +331,7 @@ def test_each_connection_has_its_own_game(client):
 def test_stop_ends_a_long_analysis(client):
     with client.websocket_connect("/ws") as ws:
         open_game(ws, black="human", white="human", moves="e5")
-        ws.send_json({"type": "analyse", "simulations": 100_000})
+        ws.send_json({"type": "analyse", "simulations": 20_000})
         receive_until(ws, "analysis", lambda m: m["live"])
         ws.send_json({"type": "stop"})
         receive_until(ws, "stopped")
@@ -401,7 +401,7 @@ def test_a_page_that_goes_mid_search_frees_it_within_a_second(catalog):
             await ws.send(json.dumps({"type": "new", "size": 9, "black": "human",
                                       "white": "human", "moves": "e5"}))
             await until("state", lambda m: m["position"] == "e5")
-            await ws.send(json.dumps({"type": "analyse", "simulations": 100_000}))
+            await ws.send(json.dumps({"type": "analyse", "simulations": 20_000}))
             await until("analysis", lambda m: m["live"])
 
     with LiveServer(create_app(catalog)) as server:

@@ -24,6 +24,7 @@ from alphagomoku.eval.players import (
     NetworkPlayer,
     PureMCTSPlayer,
     TacticalPlayer,
+    limit_memory,
 )
 from alphagomoku.game import GameConfig
 from alphagomoku.nn.onnx_file import is_onnx_file
@@ -33,6 +34,9 @@ log = logging.getLogger("alphagomoku.web")
 # Playouts of the pure-MCTS player on boards the network does not play, when the strength is
 # given as network simulations: random playouts are much cheaper than network calls.
 PLAYOUTS_PER_SIMULATION = 20
+# What one page's player may keep (search trees, the network's cache of answers): room for a
+# timed search's full tree on 15x15 (MAX_TIMED_SIMULATIONS nodes, 46 MB) and a cache beside it.
+PAGE_MEMORY_BYTES = 96 * 2**20
 # Without a time per move, a pure-MCTS move still runs under this budget: it is searched in
 # short steps only when timed, and short steps are what lets a search be stopped.
 UNTIMED_PURE_S = 30.0
@@ -209,6 +213,9 @@ class WebPlayer:
         self.pure = StoppablePureMCTS(1000, seed=seed)
         inner = self.pure if self.network is None else BoardFallbackPlayer(self.network, self.pure)
         self.player = TacticalPlayer(inner, vcf=True, vct=True)
+        # Twenty pages must fit beside each other: each page's trees and network cache are
+        # kept within this, as the engine keeps them within a tournament's memory limit.
+        limit_memory(self.player, PAGE_MEMORY_BYTES)
         self.game: GameConfig | None = None
         self.uses_network = False
 
