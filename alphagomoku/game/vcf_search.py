@@ -5,12 +5,13 @@
 ['h7', 'h6', 'h11']
 
 The solver's memory (a transposition table of 2**16 proved failures and its stacks) is kept per
-board size and rule in this module, so repeated calls are cheap; it is not shared between
-threads.
+board size and rule in this module, so repeated calls are cheap; each thread keeps its own (the
+solver kernels release the GIL, so threads sharing one table would corrupt each other's search).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,8 @@ from alphagomoku.game.position import Position
 #: Attacker moves the solver tries before answering "unknown" when no budget is given.
 DEFAULT_BUDGET = 100_000
 
-_STATES: dict[tuple, vcf.VcfState] = {}
+# Per thread: a web server searches for several connections at once in one process.
+_THREAD_STATES = threading.local()
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,11 @@ class VcfResult:
         return f"unknown after {self.nodes} nodes"
 
 
-def _kept(states: dict, allocate, config: GameConfig):
+def _kept(kind: str, allocate, config: GameConfig):
+    states = getattr(_THREAD_STATES, kind, None)
+    if states is None:
+        states = {}
+        setattr(_THREAD_STATES, kind, states)
     key = (config.height, config.width, config.n_in_row, config.rule_id)
     state = states.get(key)
     if state is None:
@@ -74,7 +80,7 @@ def _kept(states: dict, allocate, config: GameConfig):
 
 def state_for(config: GameConfig) -> vcf.VcfState:
     """The solver memory kept for this board size, n in a row and rule."""
-    return _kept(_STATES, vcf.allocate_state, config)
+    return _kept("vcf", vcf.allocate_state, config)
 
 
 def _check_budget(name: str, value) -> int:
@@ -137,7 +143,7 @@ def find_vcf(position: Position, budget: int = DEFAULT_BUDGET) -> list[str] | No
 VCT_DEPTH = 3
 VCT_VCF_BUDGET = 2_000
 
-_VCT_STATES: dict[tuple, vct.VctState] = {}
+
 
 
 @dataclass(frozen=True)
@@ -168,7 +174,7 @@ class VctResult:
 
 def vct_state_for(config: GameConfig) -> vct.VctState:
     """The VCT's memory (its VCF state included) kept for this board size, n and rule."""
-    return _kept(_VCT_STATES, vct.allocate_state, config)
+    return _kept("vct", vct.allocate_state, config)
 
 
 def solve_vct(position: Position, budget: int = DEFAULT_BUDGET, *, depth: int = VCT_DEPTH,
