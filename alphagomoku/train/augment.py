@@ -9,7 +9,8 @@ from numba import njit
 
 from alphagomoku.game import kernels, vcf
 from alphagomoku.game.config import GameConfig
-from alphagomoku.game.constants import NUM_PLANES, VCF_PLANES
+from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
+from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.game.vcf_search import state_for
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.numba_config import JIT
@@ -43,17 +44,22 @@ class Batch(NamedTuple):
 
 def make_batch(
     buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
-    q_weight: float = 0.0, vcf_budget: int = 0,
+    q_weight: float = 0.0, vcf_budget: int = 0, rule_planes: bool = False,
 ) -> Batch:
     """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q;
-    with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``).
+    with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``); with
+    ``rule_planes``, the rule planes last (a network that reads the rule).
 
     With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
     planes and its policy; with ``rng=None`` the samples are left as stored.
     """
     b = len(indices)
     extra = VCF_PLANES if vcf_budget > 0 else 0
-    planes = np.empty((b, NUM_PLANES + extra, game.height, game.width), dtype=np.float32)
+    rules = RULE_PLANES if rule_planes else 0
+    planes = np.empty((b, NUM_PLANES + extra + rules, game.height, game.width), dtype=np.float32)
+    if rules:
+        # Constant over the board, so the symmetries below leave them as they are.
+        fill_rule_planes(planes, game.rule_id)
     boards = buffer.boards[indices]
     to_move = buffer.to_move[indices]
     last_move = buffer.last_move[indices].astype(np.int64)

@@ -14,6 +14,7 @@ from pathlib import Path
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 from alphagomoku.nn.backend import AMP_MODES, BACKENDS as INFERENCE_BACKENDS  # imports no torch
+from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
@@ -31,6 +32,7 @@ class TrainConfig:
     rule: str = "freestyle"
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
+    model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
@@ -129,6 +131,8 @@ class TrainConfig:
         need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
         need(self.model_preset in MODEL_PRESETS, "model_preset",
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        need(self.model_arch in MODEL_ARCHS, "model_arch",
+             f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")
         need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")

@@ -44,7 +44,8 @@ from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "vcf_plane_budget")
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
+                    "vcf_plane_budget")
 
 
 def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
@@ -58,6 +59,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
         gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
         vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_plane_budget=cfg.vcf_plane_budget,
+        rule_planes=cfg.model_arch == "kata",
     )
     openings = None
     if cfg.opening_share > 0:
@@ -92,7 +94,8 @@ class Trainer:
         self.dist = distributed.setup(cfg, log)
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                               vcf_plane_budget=cfg.vcf_plane_budget)
+                                               vcf_plane_budget=cfg.vcf_plane_budget,
+                                               arch=cfg.model_arch)
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
@@ -467,7 +470,8 @@ class Trainer:
 
     def _tensors(self, indices: np.ndarray, augment: bool = True):
         batch = make_batch(self.buffer, indices, self.rng if augment else None, self.game,
-                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget)
+                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget,
+                           self.model_config.rule_planes)
         dev = self.device.device
         return tuple(torch.from_numpy(a).to(dev) for a in batch)
 
