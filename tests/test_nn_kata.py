@@ -76,7 +76,7 @@ def test_one_set_of_weights_plays_every_board_from_9_to_22(kata, rng):
         np.testing.assert_allclose(priors[1:].sum(axis=1), 1.0, atol=1e-5)
         assert priors[0].sum() == 0.0
         assert np.all(np.abs(values) <= 1.0)
-    with pytest.raises(ValueError, match="any board from"):
+    with pytest.raises(ValueError, match="H and W from 5 to 22"):
         evaluator(*random_inputs(rng, kata.config, 2, 23))
 
 

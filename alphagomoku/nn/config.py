@@ -136,6 +136,13 @@ class ModelConfig:
         return (width, height) == (self.width, self.height)
 
     @property
+    def input_shape(self) -> str:
+        """The planes' shape this network reads, in words for messages."""
+        if self.any_board:
+            return (f"(B, {self.num_planes}, H, W) with H and W from {MIN_SIZE} to {MAX_SIZE}")
+        return f"(B, {self.num_planes}, {self.height}, {self.width})"
+
+    @property
     def boards_played(self) -> str:
         """The boards :meth:`plays` accepts, in words for messages."""
         if self.any_board:
@@ -225,10 +232,8 @@ def check_inputs(cfg, planes, legal) -> tuple[np.ndarray, np.ndarray]:
     legal = np.asarray(legal)
     if planes.ndim != 4 or planes.shape[1] != cfg.num_planes or not cfg.plays(planes.shape[3],
                                                                                planes.shape[2]):
-        raise ValueError(
-            f"planes must have shape (B, {cfg.num_planes}, H, W) with a board the {cfg.label} "
-            f"model plays ({cfg.boards_played}), got {planes.shape}"
-        )
+        raise ValueError(f"planes must have shape {cfg.input_shape} for the {cfg.label} model, "
+                         f"got {planes.shape}")
     area = planes.shape[2] * planes.shape[3]
     if legal.shape != (planes.shape[0], area):
         raise ValueError(

@@ -58,10 +58,8 @@ class PolicyValueNet(nn.Module):
     def _check_input(self, x: torch.Tensor) -> None:
         cfg = self.config
         if x.dim() != 4 or x.shape[1] != cfg.num_planes or not cfg.plays(x.shape[3], x.shape[2]):
-            raise ValueError(
-                f"network input must have shape (B, {cfg.num_planes}, H, W) with a board this "
-                f"{cfg.label} model plays ({cfg.boards_played}), got {tuple(x.shape)}"
-            )
+            raise ValueError(f"network input must have shape {cfg.input_shape} for this "
+                             f"{cfg.label} model, got {tuple(x.shape)}")
 
 
 class AlphaZeroNet(PolicyValueNet):
