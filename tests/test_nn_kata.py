@@ -121,9 +121,9 @@ def test_the_auxiliary_heads_share_the_trunk(kata, rng):
     planes, _ = random_inputs(rng, kata.config, 3, 11)
     x = torch.from_numpy(planes)
     with torch.no_grad():
-        logits, values = kata.forward_heads(x)
+        logits, values = kata(x, all_heads=True)
         own, value = kata(x)
-    assert logits.shape == (3, 2, 121) and values.shape == (3, 2)
+    assert logits.shape == (3, 3, 121) and values.shape == (3, 2)
     torch.testing.assert_close(logits[:, 0], own)
     torch.testing.assert_close(values[:, 0], value)
 

@@ -29,6 +29,9 @@ PRESETS: dict[str, tuple[int, int, int]] = {
 # The network shapes (alphagomoku.nn.model): AlphaGo Zero's, tied to one board size, and KataGo's
 # fully convolutional one with global pooling, which plays every size and reads the rule.
 ARCHS = ("az", "kata")
+# A "kata" network's policy planes: the move to play, and two the trainer may learn beside it,
+# the opponent's reply and the softened policy (alphagomoku.train.loss).
+POLICY_OUTPUTS = 3
 
 
 @dataclass(frozen=True)
@@ -197,7 +200,7 @@ class ModelConfig:
             params += conv_bn(c, c, 3) + conv_bn(c, c, 3)
             if self.pools_in_block(i):
                 params += conv_bn(c, g, 3) + 3 * g * c + c
-        params += conv_bn(c, k, 1) + conv_bn(c, k, 1) + 3 * k * k + k + 2 * k
+        params += conv_bn(c, k, 1) + conv_bn(c, k, 1) + 3 * k * k + k + POLICY_OUTPUTS * k
         params += conv_bn(c, k, 1) + (3 * k + 1) * hid + (hid + 1) * 2
         return params, norms
 

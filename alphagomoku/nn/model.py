@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from alphagomoku.nn.config import POLICY_CHANNELS, VALUE_CHANNELS, ModelConfig
+from alphagomoku.nn.config import POLICY_CHANNELS, POLICY_OUTPUTS, VALUE_CHANNELS, ModelConfig
 
 
 class _ConvBN(nn.Sequential):
@@ -125,9 +125,9 @@ class GlobalPoolBlock(nn.Module):
 class KataNet(PolicyValueNet):
     """KataGo's fully convolutional shape (see the module docstring).
 
-    :meth:`forward_heads` also gives the auxiliary outputs the trainer may learn: the policy of
-    the opponent's reply (a second logit plane) and a short-term value (a second value output).
-    Play reads only the first of each."""
+    ``forward(x, all_heads=True)`` also gives the auxiliary outputs the trainer may learn (KataGo's): the
+    policy of the opponent's reply, a softened policy, and a short-term value. Play reads only
+    the first of each."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -140,14 +140,16 @@ class KataNet(PolicyValueNet):
         self.policy_conv = _ConvBN(c, k, 1)
         self.policy_pool_conv = _ConvBN(c, k, 1)
         self.policy_pool_fc = nn.Linear(3 * k, k)
-        self.policy_out = nn.Conv2d(k, 2, 1, bias=False)   # own move, opponent's reply
+        self.policy_out = nn.Conv2d(k, POLICY_OUTPUTS, 1, bias=False)
         self.value_conv = _ConvBN(c, k, 1)
         self.value_fc1 = nn.Linear(3 * k, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 2)  # game result, short-term value
 
-    def forward_heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(policy_logits (B, 2, H*W), values (B, 2))``: index 0 of each is what
-        :meth:`forward` returns; index 1 the opponent's reply and the short-term value."""
+    def forward(self, x: torch.Tensor, all_heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """As every network's (see the module docstring); with ``all_heads``,
+        ``(policy_logits (B, POLICY_OUTPUTS, H*W), values (B, 2))``. Policies: the move, the
+        opponent's reply, the soft policy. Values: the game's result, the short-term value. A
+        flag rather than a second method, so that a DDP or compiled wrapper passes it through."""
         self._check_input(x)
         h = self.tower(F.relu(self.stem(x)))
         g = global_pool(F.relu(self.policy_pool_conv(h)))
@@ -155,8 +157,7 @@ class KataNet(PolicyValueNet):
         logits = self.policy_out(p)
         v = global_pool(F.relu(self.value_conv(h)))
         values = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))))
-        return logits.reshape(logits.shape[0], 2, -1), values
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits, values = self.forward_heads(x)
+        logits = logits.reshape(logits.shape[0], POLICY_OUTPUTS, -1)
+        if all_heads:
+            return logits, values
         return logits[:, 0], values[:, 0]

@@ -40,6 +40,9 @@ class Batch(NamedTuple):
     value: np.ndarray          # float32 (B,): value targets, z and q mixed
     policy_weight: np.ndarray  # float32 (B,): weight of each policy term (0: no target)
     value_weight: np.ndarray   # float32 (B,): weight of each value term
+    reply: np.ndarray          # float32 (B, H*W): the opponent's reply policy (zeros: none)
+    reply_weight: np.ndarray   # float32 (B,): 1 where the reply target exists
+    short_value: np.ndarray    # float32 (B,): short-term value target
 
 
 def make_batch(
@@ -69,6 +72,10 @@ def make_batch(
                          game.rule_id, int(vcf_budget), state_for(game), planes)
     policies = buffer.policies[indices].astype(np.float32)
     values = buffer.value_targets(indices, q_weight)
+    has_reply = buffer.reply[indices]
+    replies = np.where(has_reply[:, None],
+                       buffer.policies[(indices + 1) % buffer.capacity].astype(np.float32), 0.0)
+    replies = replies.astype(np.float32)
     if rng is not None:
         syms = np.asarray(valid_symmetries(game.width, game.height))
         choice = syms[rng.integers(0, len(syms), size=b)]
@@ -78,5 +85,7 @@ def make_batch(
             rows = np.flatnonzero(choice == k)
             planes[rows] = transform_planes(planes[rows], int(k))
             policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
+            replies[rows] = transform_policy(replies[rows], int(k), game.width, game.height)
     weight = buffer.weight[indices].copy()
-    return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight)
+    return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight,
+                 replies, weight * has_reply, buffer.short_value[indices].copy())

@@ -75,6 +75,11 @@ class TrainConfig:
     steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
     sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
     value_q_weight: float = 0.5       # value target (1 - w) * result + w * search value of the move played
+    aux_reply_weight: float = 0.0     # kata: loss weight of the opponent's reply as a policy target (0: off)
+    soft_policy_weight: float = 0.0   # kata: loss weight of the search policy at --soft-policy-temperature (0: off)
+    soft_policy_temperature: float = 4.0
+    short_value_weight: float = 0.0   # kata: loss weight of the short-term value target (0: off)
+    policy_surprise: float = 0.0      # weight samples by the search's disagreement with the network (0: off, 1: fully)
     decided_weight: float = 1.0       # weight of positions already decided (1 = no down-weighting)
     decided_threshold: float = 0.9    # decided: |root value| above this ...
     decided_plies: int = 3            # ... for this many searched plies in a row
@@ -133,6 +138,14 @@ class TrainConfig:
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
+        for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
+            need(getattr(self, name) >= 0, name, "must be 0 (off) or more")
+            need(getattr(self, name) == 0 or self.model_arch == "kata", name,
+                 "this target needs a network with the heads for it: add --model-arch kata")
+        need(self.soft_policy_temperature >= 1, "soft_policy_temperature",
+             f"must be 1 or more (1: the policy itself), got {self.soft_policy_temperature}")
+        need(0 <= self.policy_surprise <= 1, "policy_surprise",
+             f"must be from 0 (off) to 1, got {self.policy_surprise}")
         need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")
         need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")

@@ -39,7 +39,7 @@ from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
-from alphagomoku.train.loss import alphazero_loss, policy_kl
+from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
@@ -441,24 +441,27 @@ class Trainer:
         probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
         old_log_p = self._log_policy(probe[0])
         self.model.train()
-        sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
+        aux = AuxWeights(reply=cfg.aux_reply_weight, soft_policy=cfg.soft_policy_weight,
+                         soft_temperature=cfg.soft_policy_temperature,
+                         short_value=cfg.short_value_weight, surprise=cfg.policy_surprise)
+        sums: dict[str, float] = {}
         t0 = time.perf_counter()
         epoch = self.epoch + 1
         with self.dist.collectives(f"training epoch {epoch}"):
             for step in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
                 self.dist.step_hook(epoch, step, self.buffer)
                 indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
-                planes, policy, value, policy_w, value_w = self._tensors(indices)
+                batch = self._tensors(indices)
                 with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
                                     enabled=self.amp_dtype is not None):
-                    parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay,
-                                           policy_w, value_w)
+                    parts = training_loss(self.model, *batch[:3], cfg.weight_decay, *batch[3:],
+                                          aux=aux)
                 self.optimizer.zero_grad(set_to_none=True)
                 self.scaler.scale(parts["loss"]).backward()
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
-                for k in sums:
-                    sums[k] += parts[k].detach().item()
+                for k, v in parts.items():
+                    sums[k] = sums.get(k, 0.0) + v.detach().item()
         elapsed = time.perf_counter() - t0
         self.model.eval()
         row.update(
@@ -466,6 +469,8 @@ class Trainer:
             loss=sums["loss"] / steps, value_loss=sums["value"] / steps, policy_loss=sums["policy"] / steps,
             l2=sums["l2"] / steps, policy_entropy=sums["entropy"] / steps,
             kl=policy_kl(old_log_p, self._log_policy(probe[0])),
+            **{f"{k}_loss": sums[k] / steps for k in ("reply", "soft_policy", "short_value")
+               if k in sums},
         )
 
     def _tensors(self, indices: np.ndarray, augment: bool = True):
