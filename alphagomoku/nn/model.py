@@ -48,11 +48,13 @@ class PolicyValueNet(nn.Module):
 
     config: ModelConfig
 
-    def __new__(cls, config: ModelConfig, *args, **kwargs):
-        if not isinstance(config, ModelConfig):
-            raise TypeError(f"PolicyValueNet needs a ModelConfig, got {type(config).__name__}")
-        if cls is PolicyValueNet:
-            cls = AlphaZeroNet if config.arch == "az" else KataNet
+    def __new__(cls, config: ModelConfig | None = None, *args, **kwargs):
+        # Copies and unpickling call __new__ with no arguments on the concrete class.
+        if config is not None or cls is PolicyValueNet:
+            if not isinstance(config, ModelConfig):
+                raise TypeError(f"PolicyValueNet needs a ModelConfig, got {type(config).__name__}")
+            if cls is PolicyValueNet:
+                cls = AlphaZeroNet if config.arch == "az" else KataNet
         return super().__new__(cls)
 
     def _check_input(self, x: torch.Tensor) -> None:

@@ -71,6 +71,9 @@ class TrainConfig:
     batch_size: int = 256
     lr: float = 2e-3
     lr_schedule: str = "cosine"       # cosine | constant
+    lr_drop_share: float = 0.0        # over this last share of the run (of the time budget, else of --epochs) ...
+    lr_drop_factor: float = 0.1       # ... the learning rate is multiplied by this (share 0: no drop)
+    ema_decay: float = 0.0            # what plays is this exponential average of the weights, per step (0: the weights)
     weight_decay: float = 1e-4        # L2 on the weights
     steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
     sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
@@ -144,6 +147,12 @@ class TrainConfig:
                  "this target needs a network with the heads for it: add --model-arch kata")
         need(self.soft_policy_temperature >= 1, "soft_policy_temperature",
              f"must be 1 or more (1: the policy itself), got {self.soft_policy_temperature}")
+        need(0 <= self.lr_drop_share < 1, "lr_drop_share",
+             f"must be from 0 (no drop) to below 1, got {self.lr_drop_share}")
+        need(0 < self.lr_drop_factor <= 1, "lr_drop_factor",
+             f"must be within (0, 1], got {self.lr_drop_factor}")
+        need(0 <= self.ema_decay < 1, "ema_decay",
+             f"must be from 0 (off) to below 1, got {self.ema_decay}")
         need(0 <= self.policy_surprise <= 1, "policy_surprise",
              f"must be from 0 (off) to 1, got {self.policy_surprise}")
         need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")

@@ -39,6 +39,7 @@ from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
+from alphagomoku.train.ema import WeightAverage
 from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
@@ -102,6 +103,7 @@ class Trainer:
         np.random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.model = PolicyValueNet(self.model_config).to(self.device.device)
+        self.average = WeightAverage(self.model, cfg.ema_decay) if cfg.ema_decay else None
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
@@ -135,14 +137,17 @@ class Trainer:
         return self.cfg.lr * distributed.lr_factor(self.cfg.lr_scaling, self.dist.world_size)
 
     def _lr_factor(self, epoch: int) -> float:
-        if self.cfg.lr_schedule == "constant":
-            return 1.0
         done = min(epoch, self.cfg.epochs) / self.cfg.epochs
         clock = getattr(self, "clock", None)  # the scheduler asks once before __init__ sets it
         if self.cfg.time_budget_minutes > 0 and clock is not None:
-            # A budgeted run ends on time, not at cfg.epochs: the cosine runs over the budget.
+            # A budgeted run ends on time, not at cfg.epochs: the cosine and the drop follow the
+            # budget.
             done = min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
-        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done))
+        share = self.cfg.lr_drop_share
+        drop = self.cfg.lr_drop_factor if share > 0 and done >= 1.0 - share else 1.0
+        if self.cfg.lr_schedule == "constant":
+            return drop
+        return drop * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done)))
 
     def _start_fresh(self) -> None:
         latest = self.run_dir / "checkpoints" / "latest.pt"
@@ -153,8 +158,8 @@ class Trainer:
             )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cfg.save(self.run_dir / "config.json")
-        save_model(self.initial_weights, unwrap(self.model))
-        save_model(self.best_weights, unwrap(self.model))
+        save_model(self.initial_weights, self.playing_model)
+        save_model(self.best_weights, self.playing_model)
 
     def _resume(self) -> None:
         path = self.run_dir / "checkpoints" / "latest.pt"
@@ -173,6 +178,9 @@ class Trainer:
                 )
         try:
             self.model.load_state_dict(state["model"])
+            if self.average is not None:
+                # A run that starts averaging on resume starts from the weights it has.
+                self.average.load_state_dict(state.get("ema", state["model"]))
         except RuntimeError as e:
             raise CheckpointError(f"checkpoint {path} does not fit the {self.cfg.model_preset} "
                                   f"model: {str(e).splitlines()[0]}") from None
@@ -273,9 +281,14 @@ class Trainer:
         ended (before any budget check, so the final mark is never missed)."""
         if self.snapshots is None or not self.epoch:
             return
-        for snap in self.snapshots.take(self.epoch, self.clock.seconds(), unwrap(self.model)):
+        for snap in self.snapshots.take(self.epoch, self.clock.seconds(), self.playing_model):
             self.log(f"snapshot at minute {snap['mark_minutes']:g}: epoch {self.epoch} -> "
                      f"{self.run_dir / 'snapshots' / snap['file']}")
+
+    @property
+    def playing_model(self) -> torch.nn.Module:
+        """The network everything that plays gets: the weight average, when the run keeps one."""
+        return self.average.model if self.average is not None else unwrap(self.model)
 
     @property
     def initial_weights(self) -> Path:
@@ -290,7 +303,7 @@ class Trainer:
         its path. Keeps the last two versions."""
         path = self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
         if not path.exists():
-            save_model(path, unwrap(self.model))
+            save_model(path, self.playing_model)
             for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
                 old.unlink()
         return path
@@ -460,6 +473,8 @@ class Trainer:
                 self.scaler.scale(parts["loss"]).backward()
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
+                if self.average is not None:
+                    self.average.update(unwrap(self.model))
                 for k, v in parts.items():
                     sums[k] = sums.get(k, 0.0) + v.detach().item()
         elapsed = time.perf_counter() - t0
@@ -492,6 +507,7 @@ class Trainer:
             "config": self.cfg.to_dict(),
             "model_config": self.model_config.to_dict(),
             "model": unwrap(self.model).state_dict(),
+            **({"ema": self.average.state_dict()} if self.average is not None else {}),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
@@ -582,7 +598,7 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
     state = load_checkpoint(checkpoint)
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
-    model.load_state_dict(state["model"])
+    model.load_state_dict(state.get("ema", state["model"]))
     return save_model(out, model)
 
 
