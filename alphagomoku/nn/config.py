@@ -149,8 +149,8 @@ class ModelConfig:
     def boards_played(self) -> str:
         """The boards :meth:`plays` accepts, in words for messages."""
         if self.any_board:
-            return f"any board from {MIN_SIZE}x{MIN_SIZE} to {MAX_SIZE}x{MAX_SIZE}"
-        return f"only {self.width}x{self.height}"
+            return f"every board from {MIN_SIZE}x{MIN_SIZE} to {MAX_SIZE}x{MAX_SIZE}"
+        return f"{self.width}x{self.height} boards"
 
     @property
     def pool_channels(self) -> int:

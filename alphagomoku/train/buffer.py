@@ -119,7 +119,7 @@ class ReplayBuffer:
             with open(tmp, "wb") as f:
                 np.savez_compressed(
                     f, format_version=FORMAT_VERSION, epoch=epoch, total_added=self.total_added,
-                    width=self.game.width, height=self.game.height,
+                    width=self.game.width, height=self.game.height, rule=self.game.rule,
                     boards=self.boards[order], to_move=self.to_move[order],
                     last_move=self.last_move[order], policies=self.policies[order],
                     values=self.values[order], q=self.q[order],
@@ -149,6 +149,9 @@ class ReplayBuffer:
         if (w, h) != (game.width, game.height):
             raise BufferFileError(f"replay buffer {path} holds {w}x{h} games, the run is "
                                   f"{game.width}x{game.height}")
+        if "rule" in arrays and str(arrays["rule"]) != game.rule:
+            raise BufferFileError(f"replay buffer {path} holds {arrays['rule']} games, the run "
+                                  f"plays {game.rule}")
         buf = cls(game, capacity)
         n = min(len(arrays["values"]), capacity)
         if "q" not in arrays:  # format 1: q as the result, every target at full weight

@@ -15,6 +15,7 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 from alphagomoku.nn.backend import AMP_MODES, BACKENDS as INFERENCE_BACKENDS  # imports no torch
 from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
+from alphagomoku.train.variants import Variant, run_variants
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
@@ -30,6 +31,8 @@ class TrainConfig:
     board_size: int = 15
     n_in_row: int = 5
     rule: str = "freestyle"
+    board_sizes: str = ""             # several boards in one run: "15:3,20:1" (size:weight; "" = --board-size alone)
+    rules: str = ""                   # several rules in one run: "freestyle,renju:2" ("" = --rule alone)
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
@@ -139,6 +142,23 @@ class TrainConfig:
         need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
         need(self.model_preset in MODEL_PRESETS, "model_preset",
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        try:
+            mix = run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes,
+                               self.rules)
+        except ValueError as e:
+            raise ConfigError(str(e) if str(e).startswith("--") else f"--board-sizes/--rules: {e}") from None
+        for v in mix:
+            need(MIN_SIZE <= v.game.width <= MAX_SIZE and self.n_in_row <= v.game.width,
+                 "board_sizes", f"every size must be from {max(MIN_SIZE, self.n_in_row)} to "
+                 f"{MAX_SIZE}, got {v.game.width}")
+            need(v.game.rule != "renju" or self.n_in_row == 5, "rules",
+                 "renju is played with five in a row")
+        sizes = {v.game.width for v in mix}
+        rules = {v.game.rule for v in mix}
+        need(len(sizes) == 1 or self.model_arch == "kata", "board_sizes",
+             "several board sizes need a network that plays every size: add --model-arch kata")
+        need(len(rules) == 1 or self.model_arch == "kata", "rules",
+             "several rules need a network that reads the rule: add --model-arch kata")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
@@ -249,6 +269,11 @@ class TrainConfig:
     @property
     def game(self) -> GameConfig:
         return GameConfig(width=self.board_size, n_in_row=self.n_in_row, rule=self.rule)
+
+    @property
+    def variants(self) -> list[Variant]:
+        """The board sizes and rules this run trains on, the main one (``game``) first."""
+        return run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes, self.rules)
 
     @property
     def run_path(self) -> Path:

@@ -41,6 +41,7 @@ from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
 from alphagomoku.train.ema import WeightAverage
 from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
+from alphagomoku.train.variants import VariantBuffers, assign_variants
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
@@ -106,7 +107,12 @@ class Trainer:
         self.average = WeightAverage(self.model, cfg.ema_decay) if cfg.ema_decay else None
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
+        self.variants = cfg.variants
+        if len(self.variants) > 1 and self.dist.world_size > 1:
+            # Each rank would need every variant's buffer in step with rank 0's.
+            raise ConfigError("--board-sizes and --rules with several variants train on one "
+                              "process: run without torchrun")
+        self.buffers = VariantBuffers(self.variants, cfg.buffer_positions, floor=cfg.batch_size)
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0
         self.saved_epoch = 0  # the newest checkpoint on disk
@@ -201,15 +207,23 @@ class Trainer:
         self.opening_target = float(state.get("opening_target", 0.0))
         self.spent_seconds = float(state.get("wall_seconds", 0.0))
         try:
-            self.buffer, buffer_epoch = ReplayBuffer.load(
-                self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
+            buffer_epoch = self.buffers.load(self.run_dir)
         except BufferFileError as e:
             raise CheckpointError(f"--resume: {e}") from None
         if buffer_epoch != self.epoch:
             self.log(f"note: replay buffer is from epoch {buffer_epoch}, checkpoint from epoch "
                      f"{self.epoch} (a stop between the two saves); using the buffer as it is")
         self.cfg.save(self.run_dir / "config.json")
-        self.log(f"resumed {path} at epoch {self.epoch}: {len(self.buffer)} positions in the buffer")
+        self.log(f"resumed {path} at epoch {self.epoch}: {len(self.buffers)} positions in the buffer")
+
+    @property
+    def buffer(self) -> ReplayBuffer:
+        """The main variant's buffer: the only one, unless the run trains several variants."""
+        return self.buffers.main
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.variants) > 1
 
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -312,18 +326,23 @@ class Trainer:
         weights = self._publish_weights()
         if self.cfg.gating_threshold > 0:
             weights = self.best_weights  # under gating, self-play uses the best network so far
-        records = self._self_play(pool, weights, epoch, row)
+        records, games = self._self_play(pool, weights, epoch, row)
         self._watch_colours(row)
         row["opening_target"] = self.opening_target
         self.opening_target = steer_target(self.opening_target, row["opening_black_wins"],
                                            row["opening_white_wins"], row["opening_games"],
                                            self.cfg.opening_balance_gain)
-        save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
+        for v in self.variants:
+            mine = [r for r, g in zip(records, games) if g == v.game]
+            if mine:
+                suffix = "" if v is self.variants[0] else f"-{v.name}"
+                save_games(self.run_dir / "games" / f"epoch_{epoch:06d}{suffix}.npz", mine, v.game)
         return records
 
-    def _add_game(self, record) -> None:
+    def _add_game(self, record, game=None) -> None:
         cfg = self.cfg
-        self.buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
+        buffer = self.buffer if game is None else self.buffers.of(game)
+        buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
 
     def _run_epoch(self, pool: SelfPlayBackend | None) -> None:
         cfg = self.cfg
@@ -353,7 +372,7 @@ class Trainer:
             return
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
-        self.buffer.save(self.run_dir / "replay.npz", epoch)
+        self.buffers.save(self.run_dir, epoch)
         save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")
@@ -366,7 +385,7 @@ class Trainer:
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s "
             f"({row['cache_hit_share']:.0%} answered by the evaluation cache), "
-            f"buffer {len(self.buffer)}; black/white/draw from openings "
+            f"buffer {len(self.buffers)}; black/white/draw from openings "
             f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']} "
             f"(even at {row['opening_target']:+.2f} for black), "
             f"from the empty board {row['empty_black_wins']}/{row['empty_white_wins']}/{row['empty_draws']}"
@@ -384,17 +403,25 @@ class Trainer:
                  f"({'promoted' if result['promoted'] else 'not promoted'}), "
                  f"{result['score_vs_baseline']:.2f} vs pure MCTS {self.cfg.baseline_playouts}")
 
-    def _self_play(self, pool: SelfPlayBackend, weights: Path, epoch: int, row: dict) -> list:
+    def _self_play(self, pool: SelfPlayBackend, weights: Path, epoch: int,
+                   row: dict) -> tuple[list, list]:
+        """The epoch's games, and the game (board and rule) each was played on."""
         cfg = self.cfg
-        tasks = []
+        sizes = []
         left = cfg.selfplay_games
         while left > 0:
-            n = min(cfg.games_per_task, left)
+            sizes.append(min(cfg.games_per_task, left))
+            left -= sizes[-1]
+        plan = (assign_variants(self.variants, len(sizes), self.rng) if self.mixed
+                else [None] * len(sizes))
+        tasks = []
+        for n, variant in zip(sizes, plan):
             seed = int(self.rng.integers(2**31))
             tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch,
-                                      opening_black_target=self.opening_target))
-            left -= n
+                                      opening_black_target=self.opening_target,
+                                      game=None if variant is None else variant.game))
         records: list = []
+        games: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0,
                   "cache_hits": 0, "cache_misses": 0}
         t0 = time.perf_counter()
@@ -402,9 +429,11 @@ class Trainer:
                        disable=not self.progress, leave=False)
 
         def on_result(result: TaskResult) -> None:
+            game = tasks[result.task_id].game or self.game
             records.extend(result.records)
+            games.extend([game] * len(result.records))
             for r in result.records:
-                self._add_game(r)
+                self._add_game(r, game)
             for k in totals:
                 totals[k] += result.stats.get(k, 0.0)
             positions = sum(r.searched for r in records)
@@ -435,20 +464,20 @@ class Trainer:
             cache_hit_share=totals["cache_hits"]
             / max(totals["cache_hits"] + totals["cache_misses"], 1),
         )
-        return records
+        return records, games
 
     def _train(self, row: dict, new_positions: int) -> None:
         cfg = self.cfg
-        row["buffer_positions"] = len(self.buffer)
+        row["buffer_positions"] = len(self.buffers)
         row["lr"] = self.optimizer.param_groups[0]["lr"]
-        ready = len(self.buffer) >= cfg.min_buffer_positions
+        ready = len(self.buffers) >= cfg.min_buffer_positions
         # Every rank trains on its own batch, so an epoch over N ranks needs N times fewer steps
         # for the same reuse. Rank 0 alone decides; no rank ever stops on its own count.
         steps = (cfg.steps_per_epoch or max(1, math.ceil(
             new_positions * cfg.sample_reuse / (cfg.batch_size * self.dist.world_size)))) if ready else 0
         steps = self.dist.decide(steps, f"the step count of epoch {self.epoch + 1}")
         if steps == 0:
-            self.log(f"buffer holds {len(self.buffer)} < {cfg.min_buffer_positions} positions: no training yet")
+            self.log(f"buffer holds {len(self.buffers)} < {cfg.min_buffer_positions} positions: no training yet")
             row["train_steps"] = 0
             return
         probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
@@ -463,8 +492,14 @@ class Trainer:
         with self.dist.collectives(f"training epoch {epoch}"):
             for step in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
                 self.dist.step_hook(epoch, step, self.buffer)
-                indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
-                batch = self._tensors(indices)
+                if self.mixed:
+                    # One variant a batch: its planes share one board size.
+                    variant, buffer = self.buffers.pick(self.rng, least=1)
+                    batch = self._tensors(buffer.sample_indices(cfg.batch_size, self.rng),
+                                          buffer=buffer, game=variant.game)
+                else:
+                    indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
+                    batch = self._tensors(indices)
                 with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
                                     enabled=self.amp_dtype is not None):
                     parts = training_loss(self.model, *batch[:3], cfg.weight_decay, *batch[3:],
@@ -488,8 +523,9 @@ class Trainer:
                if k in sums},
         )
 
-    def _tensors(self, indices: np.ndarray, augment: bool = True):
-        batch = make_batch(self.buffer, indices, self.rng if augment else None, self.game,
+    def _tensors(self, indices: np.ndarray, augment: bool = True, buffer=None, game=None):
+        batch = make_batch(buffer or self.buffer, indices, self.rng if augment else None,
+                           game or self.game,
                            self.cfg.value_q_weight, self.cfg.vcf_plane_budget,
                            self.model_config.rule_planes)
         dev = self.device.device
