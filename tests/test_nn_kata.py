@@ -244,3 +244,73 @@ def test_black_never_plays_a_forbidden_point_under_renju(kata, rng):
     assert priors[0, pos.index("e5")] == 0.0
     np.testing.assert_allclose(priors.sum(), 1.0, atol=1e-5)
     assert kernels.is_forbidden(pos.board, 9, 9, pos.index("e5"))
+
+
+# -- the players and the engine on every board and rule ------------------------------------------
+
+class FavouriteNet(KataNet):
+    """A kata network whose policy all but insists on one point: a player built on it plays that
+    point whenever it is legal, so a forbidden one shows whether the rule's mask holds."""
+
+    favourite = 40  # e5 on 9x9
+
+    def forward(self, x, all_heads=False):
+        logits, values = super().forward(x, all_heads)
+        bump = torch.zeros_like(logits)
+        bump[..., self.favourite] = 50.0
+        return logits + bump, values
+
+
+def test_black_never_plays_a_forbidden_point_even_when_the_network_wants_it():
+    from alphagomoku.eval.players import NetworkPlayer
+
+    net = FavouriteNet(ModelConfig.preset("tiny", 9, arch="kata")).eval()
+    moves = ["c5", "a1", "d5", "a9", "e3", "i1", "e4", "i9"]   # e5: a double three for black
+    for rule, allowed in (("freestyle", True), ("renju", False)):
+        game = GameConfig(width=9, rule=rule)
+        player = NetworkPlayer(net, simulations=16, device="cpu")
+        player.reset(game)
+        pos = Position.from_moves(moves, game)
+        assert pos.is_forbidden("e5") is not allowed
+        move = player.choose(pos)
+        assert (move == pos.index("e5")) is allowed, rule
+        assert pos.legal_mask()[move]
+
+
+@pytest.fixture(scope="module")
+def kata_file(tmp_path_factory):
+    from alphagomoku.nn.io import save_model
+
+    path = tmp_path_factory.mktemp("kata") / "kata.pt"
+    save_model(path, PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata")))
+    return str(path)
+
+
+def test_one_network_player_plays_every_board_and_rule(kata_file):
+    from alphagomoku.eval.specs import check_player_spec, make_player
+
+    player = make_player(f"net:{kata_file}:8", device="cpu")
+    for size, rule in ((9, "freestyle"), (15, "standard"), (15, "renju"), (20, "freestyle")):
+        game = GameConfig(width=size, rule=rule)
+        check_player_spec(f"net:{kata_file}:8", game)
+        player.reset(game)
+        pos = Position.from_moves(["h8" if size >= 15 else "e5"], game)
+        assert pos.legal_mask()[player.choose(pos)]
+
+
+def test_the_engine_plays_start_20_and_every_rule_with_the_network(kata_file):
+    from tests.test_engine import EngineSession, parse_move
+
+    with EngineSession("--checkpoint", kata_file, "--simulations", "8", timeout=120) as eng:
+        assert eng.ask("START 20") == "OK"
+        assert any("every board from 5x5 to 22x22" in m and "rule" in m for m in eng.messages), \
+            eng.messages
+        assert any("player: net:" in m for m in eng.messages)
+        x, y = parse_move(eng.ask("BEGIN"))
+        assert 0 <= x < 20 and 0 <= y < 20
+        for bits in (1, 4):
+            eng.send(f"INFO rule {bits}")
+            assert eng.ask("START 15") == "OK"
+            x, y = parse_move(eng.ask("TURN 7,7"))
+            assert (x, y) != (7, 7) and 0 <= x < 15 and 0 <= y < 15
+        assert not any("pure MCTS" in m for m in eng.messages)
