@@ -104,3 +104,41 @@ def test_a_kata_run_with_every_target_and_the_average_trains_and_resumes(tmp_pat
     assert load_checkpoint(run / "checkpoints" / "latest.pt")["epoch"] == 3
     buffer_positions = np.load(run / "replay.npz")["reply"]
     assert buffer_positions.any()
+
+
+@pytest.mark.slow
+def test_a_run_directory_from_before_these_settings_resumes(tmp_path):
+    """A run saved without the network shape, the targets, the schedule or the variants in its
+    config, and with a buffer file of format 2 (no reply links, short-term values or rule),
+    resumes as the plain recipe it was."""
+    import json
+
+    from alphagomoku.train.loop import Trainer
+
+    cfg = _tiny(tmp_path, epochs=1)
+    Trainer(cfg, log=lambda _: None, progress=False).run()
+    run = tmp_path / "run"
+    new = {"model_arch", "board_sizes", "rules", "aux_reply_weight", "soft_policy_weight",
+           "soft_policy_temperature", "short_value_weight", "policy_surprise", "lr_drop_share",
+           "lr_drop_factor", "ema_decay"}
+    config = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k not in new}))
+    for path in (run / "checkpoints").glob("*.pt"):
+        state = torch.load(path, weights_only=False)
+        state["config"] = {k: v for k, v in state["config"].items() if k not in new}
+        state["model_config"].pop("arch")
+        torch.save(state, path)
+    with np.load(run / "replay.npz") as data:
+        old = {k: data[k] for k in data.files if k not in ("reply", "short_value", "rule")}
+    old["format_version"] = np.array(2)
+    with open(run / "replay.npz", "wb") as f:
+        np.savez_compressed(f, **old)
+    resumed_cfg = TrainConfig.from_dict({**{k: v for k, v in cfg.to_dict().items() if k not in new},
+                                         "epochs": 2})
+    again = Trainer(resumed_cfg, resume=True, log=lambda _: None, progress=False)
+    assert again.model_config.arch == "az" and len(again.buffer) == len(old["values"])
+    assert not again.buffer.reply.any()
+    np.testing.assert_array_equal(again.buffer.short_value[:len(again.buffer)],
+                                  old["values"][-len(again.buffer):])
+    again.run()
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["epoch"] == 2
