@@ -18,21 +18,14 @@ from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.evaluator import Evaluator
 from alphagomoku.nn.model import AlphaZeroNet, KataNet
 from alphagomoku.train.augment import make_batch
-from alphagomoku.train.buffer import ReplayBuffer
+from tests.test_nn_backend import model_for
+from tests.test_vcf_planes import buffer_holding
 from tests.test_vcf import plausible_game
 
 
 @pytest.fixture(scope="module")
 def kata():
-    torch.manual_seed(0)
-    net = PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata")).eval()
-    # Random batch-norm statistics, so that the heads' outputs differ from point to point.
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-    return net
+    return model_for("tiny", width=15, arch="kata")
 
 
 def random_inputs(rng, cfg, n, size):
@@ -210,20 +203,14 @@ def test_the_search_leaves_carry_the_rule(rule, rng):
 def test_a_search_that_omits_the_rule_is_refused():
     forest = Forest(GameConfig(width=9), SearchConfig(num_simulations=4), 1)
     forest.reset(0, Position(GameConfig(width=9)))
-    with pytest.raises(ValueError, match="rule planes"):
+    with pytest.raises(ValueError, match="rule_planes True but this search writes False"):
         forest.check_evaluator(Recorder(ModelConfig.preset("tiny", 9, arch="kata")))
 
 
 def test_training_batches_carry_the_rule(rng):
     cfg = GameConfig(width=9, rule="renju")
-    buffer = ReplayBuffer(cfg, 100)
     games = [plausible_game(cfg, rng, int(rng.integers(4, 20))) for _ in range(20)]
-    for i, pos in enumerate(games):
-        buffer.boards[i] = pos.board
-        buffer.to_move[i] = pos.to_move
-        buffer.last_move[i] = pos.last_move
-        buffer.policies[i] = pos.legal_mask() / pos.legal_mask().sum()
-    buffer.size = len(games)
+    buffer = buffer_holding(cfg, games)
     batch = make_batch(buffer, np.arange(len(games)), None, cfg, rule_planes=True)
     for planes, pos in zip(batch.planes, games):
         np.testing.assert_array_equal(planes, pos.planes(rule_planes=True))

@@ -352,20 +352,15 @@ class Forest:
 
     def check_evaluator(self, evaluator) -> None:
         """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
-        VCF planes than this search writes: it would get inputs it was not trained on."""
+        inputs than this search writes (VCF planes, rule planes): it would get inputs it was not
+        trained on."""
         model = getattr(evaluator, "config", None)
-        want = getattr(model, "vcf_plane_budget", None)
-        if want is not None and want != self.cfg.vcf_plane_budget:
-            raise ValueError(
-                f"the network ({model.label}) was trained with vcf_plane_budget {want} but this "
-                f"search writes {self.cfg.vcf_plane_budget}: build the search with "
-                f"SearchConfig(vcf_plane_budget={want})")
-        rules = getattr(model, "rule_planes", None)
-        if rules is not None and rules != self.cfg.rule_planes:
-            raise ValueError(
-                f"the network ({model.label}) {'reads' if rules else 'does not read'} the rule "
-                f"planes but this search {'does not write' if rules else 'writes'} them: build "
-                f"the search with SearchConfig(rule_planes={rules})")
+        for field in ("vcf_plane_budget", "rule_planes"):
+            want, have = getattr(model, field, None), getattr(self.cfg, field)
+            if want is not None and want != have:
+                raise ValueError(
+                    f"the network ({model.label}) was trained with {field} {want} but this "
+                    f"search writes {have}: build the search with SearchConfig({field}={want})")
 
     # -- results ----------------------------------------------------------------------------
     def visit_counts(self, i: int) -> np.ndarray:
