@@ -259,3 +259,42 @@ def test_the_colour_share_check_reads_games_from_openings_after_the_third_epoch(
     assert learning.colour_share(rows)["max"] == {"share": 0.7, "colour": "white", "epoch": 4,
                                                   "games": 10}
     assert learning.colour_share(rows[:1]) is None
+
+
+def test_timed_rungs_and_every_variant_get_their_own_results(tmp_path):
+    """A rung with @SECONDS is played at equal time; a run on several boards and rules plays the
+    ladder on each, the main one's results under the rung's name and the others' with the
+    variant's."""
+    from alphagomoku.bench.learning import play_ladder, split_timed_rung, variant_key
+    from alphagomoku.game import GameConfig
+    from alphagomoku.nn import ModelConfig, PolicyValueNet
+    from alphagomoku.nn.io import save_model
+
+    assert split_timed_rung("net:a.pt@0.5") == ("net:a.pt", 0.5)
+    assert split_timed_rung("pure:100") == ("pure:100", None)
+    with pytest.raises(ValueError, match="positive number"):
+        split_timed_rung("random@soon")
+    assert variant_key("random", None) == "random"
+    assert variant_key("random", "9x9-renju") == "random on 9x9-renju"
+
+    (tmp_path / "snapshots").mkdir()
+    save_model(tmp_path / "snapshots" / "min_1.pt",
+               PolicyValueNet(ModelConfig.preset("tiny", 7, arch="kata")))
+    report = {"ladder": {"games": 2, "net_simulations": 4, "opening_moves": 2, "seed": 0,
+                         "rungs": ["random", "pure:10@0.05"]},
+              "snapshots": [{"epoch": 1, "file": "min_1.pt", "mark_minutes": 1.0}]}
+    games = [GameConfig(width=7, n_in_row=4), GameConfig(width=9, n_in_row=4, rule="standard")]
+    lines = []
+    play_ladder(report, tmp_path, games, workers=0, device="cpu", progress=False,
+                log=lines.append, save=lambda: None)
+    results = report["snapshots"][0]["results"]
+    assert list(results) == ["random", "pure:10@0.05", "random on 9x9-standard",
+                             "pure:10@0.05 on 9x9-standard"]
+    assert all(r["games"] == 2 for r in results.values())
+    played = sorted(p.name for p in (tmp_path / "ladder" / "epoch_000001").iterdir())
+    assert played == ["0_random", "0_random-9x9-standard", "1_pure_10_0.05",
+                      "1_pure_10_0.05-9x9-standard"]
+    for name in played:
+        psq = next((tmp_path / "ladder" / "epoch_000001" / name / "games").glob("*.psq"))
+        size = 9 if "9x9" in name else 7
+        assert psq.read_text().splitlines()[0].split()[1].startswith(f"{size}x{size}")

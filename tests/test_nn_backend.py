@@ -34,9 +34,9 @@ def batch(config, n, rng):
     return planes, legal
 
 
-def model_for(preset, seed=0, width=None):
+def model_for(preset, seed=0, width=None, arch="az"):
     torch.manual_seed(seed)
-    model = PolicyValueNet(ModelConfig.preset(preset, width or BOARD[preset])).eval()
+    model = PolicyValueNet(ModelConfig.preset(preset, width or BOARD[preset], arch=arch)).eval()
     # Batch-norm statistics away from 0/1, as after training, so the export must carry them.
     with torch.no_grad():
         for m in model.modules():

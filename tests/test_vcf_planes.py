@@ -125,16 +125,22 @@ def test_the_search_leaves_carry_the_same_planes(rule, rng):
     assert len(leaves) > 50 and lit > 0
 
 
-def test_training_batches_carry_them_under_every_symmetry(rng):
-    cfg = GameConfig(width=9)
-    buffer = ReplayBuffer(cfg, 1000)
-    games = positions(cfg, rng, 40)
+def buffer_holding(cfg, games) -> ReplayBuffer:
+    """A replay buffer holding the positions ``games``, each with a uniform policy target."""
+    buffer = ReplayBuffer(cfg, max(len(games), 1))
     for i, pos in enumerate(games):
         buffer.boards[i] = pos.board
         buffer.to_move[i] = pos.to_move
         buffer.last_move[i] = pos.last_move
         buffer.policies[i] = pos.legal_mask() / pos.legal_mask().sum()
     buffer.size = len(games)
+    return buffer
+
+
+def test_training_batches_carry_them_under_every_symmetry(rng):
+    cfg = GameConfig(width=9)
+    games = positions(cfg, rng, 40)
+    buffer = buffer_holding(cfg, games)
     idx = np.arange(len(games))
     plain = make_batch(buffer, idx, None, cfg)
     batch = make_batch(buffer, idx, np.random.default_rng(0), cfg, vcf_budget=BIG)

@@ -4,7 +4,7 @@ Each module defines ``add_arguments(parser)`` and ``run(args) -> dict``; the dic
 figures (and the machine they were taken on) and is printed as text or, with ``--json``, as JSON.
 """
 
-BENCHMARKS = ("game", "mcts", "nn", "selfplay", "cache", "vcf")
+BENCHMARKS = ("game", "mcts", "nn", "selfplay", "arch", "cache", "vcf")
 # Benchmarks that take minutes to hours, or start Ray (``scale``): a subcommand each, never part
 # of ``all``.
 LONG_BENCHMARKS = ("learning", "scale")

@@ -60,7 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="simulations a move of the network player in the ladder (default 200)")
     p.add_argument("--rung", action="append", metavar="SPEC",
                    help="an opponent, as a player spec (repeatable; default: "
-                        + ", ".join(DEFAULT_LADDER) + ")")
+                        + ", ".join(DEFAULT_LADDER) + "); SPEC@SECONDS plays that match at equal "
+                        "time, both sides searching SECONDS a move (e.g. a previous model: "
+                        "net:PATH@0.5), where a plain net:PATH:N plays at equal simulations")
     p.add_argument("--engine", metavar="COMMAND", help="add a Gomocup engine to the ladder")
     p.add_argument("--opening-moves", type=int, metavar="N", default=3,
                    help="stones of each ladder opening, placed near the centre (default 3: "
@@ -128,10 +130,11 @@ def _ladder(args) -> list[str]:
     rungs = list(args.rung or DEFAULT_LADDER)
     if args.engine:
         rungs.append(f"engine:{args.engine}")
-    for spec in rungs:
+    for rung in rungs:
         try:
+            spec, seconds = split_timed_rung(rung)
             parse_player_spec(spec)
-        except PlayerSpecError as e:
+        except (PlayerSpecError, ValueError) as e:
             raise UsageError(f"--rung: {e}") from None
     if len(set(rungs)) != len(rungs):
         raise UsageError(f"the ladder names a rung twice: {rungs}")
@@ -162,6 +165,28 @@ def colour_summary(result) -> dict:
             "as_black": part(BLACK), "as_white": part(WHITE), "seconds": round(result.seconds, 2)}
 
 
+def split_timed_rung(rung: str) -> tuple[str, float | None]:
+    """``"net:PATH@0.5"`` -> ``("net:PATH", 0.5)``: the opponent, and the seconds a move both
+    sides search in that match (None: the snapshot plays --net-simulations, the opponent its
+    spec's). ValueError for a time that is not a positive number."""
+    spec, at, seconds = rung.rpartition("@")
+    if not at:
+        return rung, None
+    try:
+        value = float(seconds)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{rung!r}: the time after '@' must be a positive number of seconds")
+    return spec, value
+
+
+def variant_key(rung: str, variant: str | None) -> str:
+    """The key of a rung's result: the rung itself on the run's main board and rule, else with
+    the variant it was played on (``pure:1000 on 20x20-renju``)."""
+    return rung if variant is None else f"{rung} on {variant}"
+
+
 def _slug(i: int, spec: str) -> str:
     return f"{i}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', spec)[:60]}"
 
@@ -175,11 +200,12 @@ def _describe(entry: dict, rung: str, s: dict) -> str:
             f" ({s['seconds']:.0f} s)")
 
 
-def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, progress: bool,
-                log, save) -> None:
-    """Fill ``report["snapshots"][i]["results"]``, one match at a time (``save()`` after each).
-    A match whose file in ``ladder/`` was played with the same settings is not played again, and
-    snapshots of the same epoch share their results."""
+def play_ladder(report: dict, run_dir: Path, games: list, workers: int, device: str,
+                progress: bool, log, save) -> None:
+    """Fill ``report["snapshots"][i]["results"]``, one match at a time (``save()`` after each),
+    on each of ``games`` (the run's boards and rules, its main one first; the others' results
+    are keyed by :func:`variant_key`). A match whose file in ``ladder/`` was played with the
+    same settings is not played again, and snapshots of the same epoch share their results."""
     from alphagomoku.atomic import atomic_write_text
     from alphagomoku.eval.arena import run_arena
 
@@ -187,25 +213,33 @@ def play_ladder(report: dict, run_dir: Path, game, workers: int, device: str, pr
     settings = {k: ladder[k] for k in ("games", "net_simulations", "opening_moves", "seed")}
     for entry in report["snapshots"]:
         entry.setdefault("results", {})
-        for i, rung in enumerate(ladder["rungs"]):
-            where = run_dir / "ladder" / f"epoch_{entry['epoch']:06d}" / _slug(i, rung)
-            saved = where / "result.json"
-            if saved.exists():
-                old = json.loads(saved.read_text())
-                if old["settings"] == settings and old["opponent"] == rung:
-                    entry["results"][rung] = old["result"]
-                    continue
-            shutil.rmtree(where / "games", ignore_errors=True)  # a replay with other settings
-            net = f"net:{run_dir / 'snapshots' / entry['file']}:{ladder['net_simulations']}"
-            result = run_arena(net, rung, ladder["games"], game, workers=workers, seed=ladder["seed"],
-                               opening_moves=ladder["opening_moves"], out_dir=where / "games",
-                               device=device, progress=progress)
-            summary = colour_summary(result)
-            atomic_write_text(saved, json.dumps({"opponent": rung, "settings": settings,
-                                                 "result": summary}, indent=2) + "\n")
-            entry["results"][rung] = summary
-            log(_describe(entry, rung, summary))
-            save()
+        for g, game in enumerate(games):
+            variant = None if g == 0 else f"{game.width}x{game.height}-{game.rule}"
+            for i, rung in enumerate(ladder["rungs"]):
+                key = variant_key(rung, variant)
+                where = (run_dir / "ladder" / f"epoch_{entry['epoch']:06d}"
+                         / (_slug(i, rung) + ("" if variant is None else f"-{variant}")))
+                saved = where / "result.json"
+                if saved.exists():
+                    old = json.loads(saved.read_text())
+                    if old["settings"] == settings and old["opponent"] == key:
+                        entry["results"][key] = old["result"]
+                        continue
+                shutil.rmtree(where / "games", ignore_errors=True)  # a replay with other settings
+                opponent, seconds = split_timed_rung(rung)
+                net = f"net:{run_dir / 'snapshots' / entry['file']}"
+                if seconds is None:
+                    net += f":{ladder['net_simulations']}"
+                result = run_arena(net, opponent, ladder["games"], game, workers=workers,
+                                   seed=ladder["seed"], opening_moves=ladder["opening_moves"],
+                                   time_per_move=seconds, out_dir=where / "games", device=device,
+                                   progress=progress)
+                summary = colour_summary(result)
+                atomic_write_text(saved, json.dumps({"opponent": key, "settings": settings,
+                                                     "result": summary}, indent=2) + "\n")
+                entry["results"][key] = summary
+                log(_describe(entry, key, summary))
+                save()
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -482,7 +516,8 @@ def run(args) -> dict:
     _log(f"ladder: {len(report['snapshots'])} snapshots ({distinct} distinct epochs) x "
          f"{len(rungs)} rungs x {args.games} games, network at {args.net_simulations} simulations, "
          f"{workers} workers")
-    play_ladder(report, run_dir, cfg.game, workers, cfg.device, progress, _log, save)
+    play_ladder(report, run_dir, [v.game for v in cfg.variants], workers, cfg.device, progress,
+                _log, save)
     _finish_plot(report, run_dir)
     save()
     _log(f"report: {run_dir / 'learning.json'}" + (f", picture: {report['png']}" if report["png"]

@@ -102,12 +102,16 @@ def player_factory(args):
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device,
                              backend=args.inference_backend, threads=args.threads)
-        if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")):
-            # The shipped model knows one board size; other sizes get pure MCTS, not an ERROR.
+        cfg = getattr(getattr(player, "model", None), "config", None)
+        if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")) and not cfg.any_board:
+            # A model with dense heads knows one board size; other sizes get pure MCTS, not an
+            # ERROR.
             player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed))
-            cfg = player.primary.model.config
             notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; pure MCTS plays any "
                          "other board size")
+        elif cfg is not None and cfg.any_board:
+            notes.append(f"the network plays {cfg.boards_played}"
+                         + (", under the rule the manager sets" if cfg.rule_planes else ""))
         network = player.primary if isinstance(player, BoardFallbackPlayer) else player
         if isinstance(network, NetworkPlayer):
             if args.eval_cache is not None:

@@ -390,9 +390,9 @@ def balanced_openings(model_path: str, game: GameConfig, count: int, seed: int =
     from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
 
     model = load_model(model_path, device="cpu").eval()
-    if (model.config.width, model.config.height) != (game.width, game.height):
-        raise ValueError(f"the model in {model_path} plays {model.config.width}x"
-                         f"{model.config.height}, not {game.width}x{game.height}")
+    if not model.config.plays(game.width, game.height):
+        raise ValueError(f"the model in {model_path} plays {model.config.boards_played}, not "
+                         f"{game.width}x{game.height}")
     evaluator = Evaluator(model, torch.device("cpu"))
     settings = OpeningSettings(min_stones=2, max_stones=max_stones, candidates=32, max_value=0.3)
 

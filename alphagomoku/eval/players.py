@@ -473,7 +473,8 @@ class TacticalPlayer:
 
 
 class BoardFallbackPlayer:
-    """Plays ``primary`` where it can (a network plays only the board it was trained on) and
+    """Plays ``primary`` where it can (a network with dense heads plays only the board it was
+    trained on) and
     ``fallback`` on any other board. The engine uses it for the shipped model, so a manager's
     ``START 20`` still gets a game."""
 
@@ -814,10 +815,7 @@ class NetworkPlayer(_SearchPlayer):
     def reset(self, game: GameConfig) -> None:
         self.cache = None  # the caller may have changed the model's weights between games
         config = getattr(self.model, "config", None)
-        size = (getattr(config, "width", None), getattr(config, "height", None))
-        if None not in size and size != (game.width, game.height):
-            raise ValueError(
-                f"the network ({getattr(config, 'label', 'model')}) plays {size[0]}x{size[1]} "
-                f"boards; this game is {game.width}x{game.height}"
-            )
+        if config is not None and not config.plays(game.width, game.height):
+            raise ValueError(f"the network ({config.label}) plays {config.boards_played}; this "
+                             f"game is {game.width}x{game.height}")
         self._warm_up(game)

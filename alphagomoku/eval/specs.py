@@ -127,9 +127,9 @@ def check_player_spec(spec: str, game=None) -> PlayerSpec:
             config = _network_config(p.path)
         except ValueError as e:  # CheckpointError and OnnxFileError both are
             raise PlayerSpecError(f"player spec {spec!r}: {e}") from None
-        if game is not None and (config.width, config.height) != (game.width, game.height):
-            raise PlayerSpecError(f"player spec {spec!r}: the network plays {config.width}x"
-                                  f"{config.height} boards; this game is {game.width}x{game.height}")
+        if game is not None and not config.plays(game.width, game.height):
+            raise PlayerSpecError(f"player spec {spec!r}: the network plays "
+                                  f"{config.boards_played}; this game is {game.width}x{game.height}")
     return p
 
 

@@ -27,6 +27,10 @@ NUM_PLANES = 5
 # A network trained with VCF inputs reads two more, each all ones or all zeros: the side to move
 # has a proved VCF, the opponent has one (alphagomoku.game.vcf.write_vcf_planes).
 VCF_PLANES = 2
+# A network that reads the rule (every "kata" network) has two more, the last ones, each all ones
+# or all zeros: the game is played under the standard rule; under renju. Both zero: freestyle, so
+# a position encoded without a rule reads as freestyle (alphagomoku.game.rule_planes).
+RULE_PLANES = 2
 
 # Board sizes the kernels support (the Gomocup protocol asks for 5..22 at most in practice).
 MIN_SIZE = 5

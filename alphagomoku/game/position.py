@@ -8,6 +8,7 @@ import numpy as np
 
 from alphagomoku.game import coords, kernels, vcf
 from alphagomoku.game.config import GameConfig
+from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.game.constants import (
     BLACK,
     DRAW,
@@ -15,6 +16,7 @@ from alphagomoku.game.constants import (
     NO_MOVE,
     NO_RESULT,
     NUM_PLANES,
+    RULE_PLANES,
     RENJU,
     VCF_PLANES,
     WHITE,
@@ -138,12 +140,16 @@ class Position:
             return False
         return bool(kernels.is_forbidden(self.board, self.height, self.width, idx))
 
-    def planes(self, vcf_budget: int = 0) -> np.ndarray:
+    def planes(self, vcf_budget: int = 0, rule_planes: bool = False) -> np.ndarray:
         """The network's input planes for the side to move, shape (NUM_PLANES, height, width);
         with ``vcf_budget`` > 0, VCF_PLANES more for a network trained with VCF inputs (see
-        :func:`alphagomoku.game.vcf.write_vcf_planes`)."""
+        :func:`alphagomoku.game.vcf.write_vcf_planes`); with ``rule_planes``, RULE_PLANES more
+        at the end (:mod:`alphagomoku.game.rule_planes`)."""
         extra = VCF_PLANES if vcf_budget > 0 else 0
-        out = np.zeros((NUM_PLANES + extra, self.height, self.width), dtype=np.float32)
+        rules = RULE_PLANES if rule_planes else 0
+        out = np.zeros((NUM_PLANES + extra + rules, self.height, self.width), dtype=np.float32)
+        if rules:
+            fill_rule_planes(out, self.config.rule_id)
         kernels.encode_planes_into(
             self.board, self.height, self.width, self.config.rule_id, self.to_move,
             self.last_move, out,

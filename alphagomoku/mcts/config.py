@@ -66,6 +66,8 @@ class SearchConfig:
     * ``vcf_plane_budget``: the leaves' input planes carry the two VCF planes, proved within
       that many solver nodes, for a network trained with them; it must be the network's
       ``ModelConfig.vcf_plane_budget`` (:meth:`Forest.run` checks), 0 for every other network.
+    * ``rule_planes``: the leaves' input planes end with the RULE_PLANES rule planes, for a
+      network that reads the rule (``ModelConfig.rule_planes``; :meth:`Forest.run` checks).
     """
 
     num_simulations: int = 800
@@ -88,6 +90,7 @@ class SearchConfig:
     vct_leaf_budget: int = 0
     vct_leaf_depth: int = 1
     vct_leaf_plies: int = 0
+    rule_planes: bool = False
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -124,6 +127,8 @@ class SearchConfig:
         _check_int("vct_leaf_budget", self.vct_leaf_budget, 0)
         _check_int("vct_leaf_depth", self.vct_leaf_depth, 1)
         _check_int("vct_leaf_plies", self.vct_leaf_plies, 0)
+        if not isinstance(self.rule_planes, bool):
+            raise ValueError(f"rule_planes must be True or False, got {self.rule_planes!r}")
 
     @property
     def root_fpu(self) -> float:

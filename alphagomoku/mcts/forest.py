@@ -13,9 +13,10 @@ import numpy as np
 from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import (
-    BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU, RULE_NAMES, VCF_PLANES, WHITE,
+    BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU, RULE_NAMES, RULE_PLANES, VCF_PLANES, WHITE,
 )
 from alphagomoku.game.position import IllegalMoveError, Position
+from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.mcts import gumbel, kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.policy import uniform_evaluator
@@ -143,9 +144,14 @@ class Forest:
         self._uniform_params = self._params._replace(write_planes=False)
         self._rollout_params = self._params._replace(write_planes=False, leaf_boards=True)
         self._trees = allocate_trees(num_trees, max_nodes, self.area)
-        num_planes = NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
+        num_planes = (NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
+                      + (RULE_PLANES if cfg.rule_planes else 0))
         self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width,
                                        num_planes)
+        if cfg.rule_planes:
+            # Written once: the kernels fill only the planes before them, and a forest plays
+            # one rule.
+            fill_rule_planes(self._leaves.planes, rule)
         table = exploration_table(cfg.num_simulations + 2 * cfg.leaves_per_tree + 2,
                                   float(cfg.c_puct), float(cfg.c_base))
         self._scratch = allocate_scratch(self.area, max_nodes, table,
@@ -346,14 +352,15 @@ class Forest:
 
     def check_evaluator(self, evaluator) -> None:
         """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
-        VCF planes than this search writes: it would get inputs it was not trained on."""
+        inputs than this search writes (VCF planes, rule planes): it would get inputs it was not
+        trained on."""
         model = getattr(evaluator, "config", None)
-        want = getattr(model, "vcf_plane_budget", None)
-        if want is not None and want != self.cfg.vcf_plane_budget:
-            raise ValueError(
-                f"the network ({model.label}) was trained with vcf_plane_budget {want} but this "
-                f"search writes {self.cfg.vcf_plane_budget}: build the search with "
-                f"SearchConfig(vcf_plane_budget={want})")
+        for field in ("vcf_plane_budget", "rule_planes"):
+            want, have = getattr(model, field, None), getattr(self.cfg, field)
+            if want is not None and want != have:
+                raise ValueError(
+                    f"the network ({model.label}) was trained with {field} {want} but this "
+                    f"search writes {have}: build the search with SearchConfig({field}={want})")
 
     # -- results ----------------------------------------------------------------------------
     def visit_counts(self, i: int) -> np.ndarray:

@@ -41,12 +41,16 @@ class SearchResult:
 
 
 def fit_to_evaluator(cfg: SearchConfig, evaluator) -> SearchConfig:
-    """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF planes of its
-    ``config`` (a ModelConfig), when it has one."""
-    budget = getattr(getattr(evaluator, "config", None), "vcf_plane_budget", None)
-    if budget is None or budget == cfg.vcf_plane_budget:
-        return cfg
-    return cfg.replace(vcf_plane_budget=budget)
+    """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF and rule planes
+    of its ``config`` (a ModelConfig), when it has one."""
+    model = getattr(evaluator, "config", None)
+    budget = getattr(model, "vcf_plane_budget", None)
+    if budget is not None and budget != cfg.vcf_plane_budget:
+        cfg = cfg.replace(vcf_plane_budget=budget)
+    rules = getattr(model, "rule_planes", None)
+    if rules is not None and rules != cfg.rule_planes:
+        cfg = cfg.replace(rule_planes=rules)
+    return cfg
 
 
 def search(position: Position, evaluator, cfg: SearchConfig | None = None,

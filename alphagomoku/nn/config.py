@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, VCF_PLANES
+from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, RULE_PLANES, VCF_PLANES
 
 # The heads follow AlphaGo Zero: a 1x1 convolution down to a few planes, then fully connected
 # layers over the board. Fixed rather than configurable: nobody has needed to tune them.
@@ -26,11 +26,23 @@ PRESETS: dict[str, tuple[int, int, int]] = {
     "large": (15, 192, 256),  # a data-centre GPU
 }
 
+# The network shapes (alphagomoku.nn.model): AlphaGo Zero's, tied to one board size, and KataGo's
+# fully convolutional one with global pooling, which plays every size and reads the rule.
+ARCHS = ("az", "kata")
+# A "kata" network's policy planes: the move to play, and two the trainer may learn beside it,
+# the opponent's reply and the softened policy (alphagomoku.train.loss).
+POLICY_OUTPUTS = 3
+
 
 @dataclass(frozen=True)
 class ModelConfig:
     """A residual tower of ``blocks`` blocks of ``channels`` channels on a ``width`` x
     ``height`` board (``height`` 0 means square), reading ``num_planes`` input planes.
+
+    ``arch`` names the shape (:data:`ARCHS`). An ``"az"`` network plays only its ``width`` x
+    ``height`` board; a ``"kata"`` network plays every size from MIN_SIZE to MAX_SIZE (its
+    ``width`` and ``height`` are then the board it is trained on by default) and reads
+    RULE_PLANES more inputs, the last ones: the rule (:func:`alphagomoku.game.rule_planes.fill_rule_planes`).
 
     ``vcf_plane_budget`` > 0: the network also reads the two VCF planes, proved by the solver
     within that many nodes (:func:`alphagomoku.game.vcf.write_vcf_planes`); everything that
@@ -44,15 +56,18 @@ class ModelConfig:
     num_planes: int = NUM_PLANES
     value_hidden: int = 64
     vcf_plane_budget: int = 0
+    arch: str = "az"
 
     def __post_init__(self):
         if self.height == 0:
             object.__setattr__(self, "height", self.width)
+        if self.arch not in ARCHS:
+            raise ValueError(f"model arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
         v = self.vcf_plane_budget
         if not _is_int(v) or v < 0:
             raise ValueError(f"model vcf_plane_budget must be a non-negative integer, got {v!r}")
-        want = NUM_PLANES + (VCF_PLANES if v else 0)
-        if v and self.num_planes == NUM_PLANES:
+        want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
+        if self.num_planes == NUM_PLANES:
             object.__setattr__(self, "num_planes", want)
         if self.num_planes != want:
             raise ValueError(f"a model with vcf_plane_budget {v} reads {want} input planes, "
@@ -72,14 +87,14 @@ class ModelConfig:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def preset(cls, name: str, width: int = 15, height: int | None = None,
-               vcf_plane_budget: int = 0) -> "ModelConfig":
+               vcf_plane_budget: int = 0, arch: str = "az") -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
         blocks, channels, value_hidden = PRESETS[name]
         return cls(blocks=blocks, channels=channels, width=width,
                    height=width if height is None else height, value_hidden=value_hidden,
-                   vcf_plane_budget=vcf_plane_budget)
+                   vcf_plane_budget=vcf_plane_budget, arch=arch)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -105,6 +120,53 @@ class ModelConfig:
         """The same network for another board size."""
         return replace(self, width=width, height=width if height is None else height)
 
+    # -- shape ----------------------------------------------------------------------------------
+    @property
+    def rule_planes(self) -> bool:
+        """Whether the network reads the rule as input planes (every ``"kata"`` network)."""
+        return self.arch == "kata"
+
+    @property
+    def any_board(self) -> bool:
+        """Whether the same weights play every board size (a fully convolutional network)."""
+        return self.arch == "kata"
+
+    def plays(self, width: int, height: int | None = None) -> bool:
+        """Whether this network can play a ``width`` x ``height`` board."""
+        height = width if height is None else height
+        if self.any_board:
+            return MIN_SIZE <= width <= MAX_SIZE and MIN_SIZE <= height <= MAX_SIZE
+        return (width, height) == (self.width, self.height)
+
+    @property
+    def input_shape(self) -> str:
+        """The planes' shape this network reads, in words for messages."""
+        if self.any_board:
+            return (f"(B, {self.num_planes}, H, W) with H and W from {MIN_SIZE} to {MAX_SIZE}")
+        return f"(B, {self.num_planes}, {self.height}, {self.width})"
+
+    @property
+    def boards_played(self) -> str:
+        """The boards :meth:`plays` accepts, in words for messages."""
+        if self.any_board:
+            return f"every board from {MIN_SIZE}x{MIN_SIZE} to {MAX_SIZE}x{MAX_SIZE}"
+        return f"{self.width}x{self.height} boards"
+
+    @property
+    def pool_channels(self) -> int:
+        """Channels pooled in each global pooling block of a ``"kata"`` tower."""
+        return max(8, self.channels // 4)
+
+    @property
+    def head_channels(self) -> int:
+        """Channels of a ``"kata"`` network's policy and value heads."""
+        return max(16, self.channels // 4)
+
+    def pools_in_block(self, i: int) -> bool:
+        """Whether block ``i`` of a ``"kata"`` tower has the global pooling branch: every third
+        block from the second, as KataGo spreads them through its tower."""
+        return i % 3 == 1
+
     # -- size -----------------------------------------------------------------------------------
     @property
     def area(self) -> int:
@@ -112,27 +174,45 @@ class ModelConfig:
 
     @property
     def label(self) -> str:
-        """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes)."""
+        """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes);
+        ``b6c64 kata 15x15`` for a network that plays every board (trained on 15x15)."""
         vcf = f" +vcf{self.vcf_plane_budget}" if self.vcf_plane_budget else ""
-        return f"b{self.blocks}c{self.channels} {self.width}x{self.height}{vcf}"
+        arch = " kata" if self.arch == "kata" else ""
+        return f"b{self.blocks}c{self.channels}{arch} {self.width}x{self.height}{vcf}"
+
+    def _layers(self) -> tuple[int, list[int]]:
+        """(trainable parameters, channels of every batch norm) of the network; no torch."""
+        c, a, hid = self.channels, self.area, self.value_hidden
+        norms: list[int] = []
+
+        def conv_bn(cin, cout, k):   # no convolution bias: the batch norm has its own
+            norms.append(cout)
+            return cin * cout * k * k + 2 * cout
+
+        params = conv_bn(self.num_planes, c, 3)
+        if self.arch == "az":
+            params += sum(conv_bn(c, c, 3) + conv_bn(c, c, 3) for _ in range(self.blocks))
+            params += conv_bn(c, POLICY_CHANNELS, 1) + (POLICY_CHANNELS * a + 1) * a
+            params += conv_bn(c, VALUE_CHANNELS, 1) + (VALUE_CHANNELS * a + 1) * hid + hid + 1
+            return params, norms
+        g, k = self.pool_channels, self.head_channels
+        for i in range(self.blocks):
+            params += conv_bn(c, c, 3) + conv_bn(c, c, 3)
+            if self.pools_in_block(i):
+                params += conv_bn(c, g, 3) + 3 * g * c + c
+        params += conv_bn(c, k, 1) + conv_bn(c, k, 1) + 3 * k * k + k + POLICY_OUTPUTS * k
+        params += conv_bn(c, k, 1) + (3 * k + 1) * hid + (hid + 1) * 2
+        return params, norms
 
     def num_parameters(self) -> int:
-        """Trainable parameters of :class:`alphagomoku.nn.model.PolicyValueNet` (checked
-        against torch by the tests)."""
-        c, a = self.channels, self.area
-        conv_bn = lambda cin, cout, k: cin * cout * k * k + 2 * cout  # noqa: E731 (no bias; BN)
-        stem = conv_bn(self.num_planes, c, 3)
-        tower = self.blocks * 2 * conv_bn(c, c, 3)
-        policy = conv_bn(c, POLICY_CHANNELS, 1) + (POLICY_CHANNELS * a + 1) * a
-        value = (conv_bn(c, VALUE_CHANNELS, 1) + (VALUE_CHANNELS * a + 1) * self.value_hidden
-                 + self.value_hidden + 1)
-        return stem + tower + policy + value
+        """Trainable parameters of the :class:`alphagomoku.nn.model.PolicyValueNet` of this
+        config (checked against torch by the tests)."""
+        return self._layers()[0]
 
     def weight_bytes(self, bytes_per_value: int = 4) -> int:
         """Bytes of the weights and batch-norm statistics held on the device."""
-        bn_layers = 1 + 2 * self.blocks
-        bn_stats = 2 * (bn_layers * self.channels + POLICY_CHANNELS + VALUE_CHANNELS)
-        return (self.num_parameters() + bn_stats) * bytes_per_value
+        params, norms = self._layers()
+        return (params + 2 * sum(norms)) * bytes_per_value
 
     def activation_bytes(self, batch_size: int, bytes_per_value: int = 2, factor: float = 2.0) -> int:
         """A deliberately generous estimate of activation memory for one forward pass of
@@ -153,15 +233,14 @@ def check_inputs(cfg, planes, legal) -> tuple[np.ndarray, np.ndarray]:
     config ``cfg``: a wrong shape or dtype is a ValueError/TypeError that says what was expected."""
     planes = np.asarray(planes)
     legal = np.asarray(legal)
-    want = (cfg.num_planes, cfg.height, cfg.width)
-    if planes.ndim != 4 or planes.shape[1:] != want:
+    if planes.ndim != 4 or planes.shape[1] != cfg.num_planes or not cfg.plays(planes.shape[3],
+                                                                               planes.shape[2]):
+        raise ValueError(f"planes must have shape {cfg.input_shape} for the {cfg.label} model, "
+                         f"got {planes.shape}")
+    area = planes.shape[2] * planes.shape[3]
+    if legal.shape != (planes.shape[0], area):
         raise ValueError(
-            f"planes must have shape (B, {', '.join(map(str, want))}) for the "
-            f"{cfg.label} model, got {planes.shape}"
-        )
-    if legal.shape != (planes.shape[0], cfg.area):
-        raise ValueError(
-            f"legal must have shape ({planes.shape[0]}, {cfg.area}) to match the planes, "
+            f"legal must have shape ({planes.shape[0]}, {area}) to match the planes, "
             f"got {legal.shape}"
         )
     if legal.dtype != np.bool_:

@@ -125,7 +125,7 @@ class Evaluator:
     def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         planes, legal = self._check(planes, legal)
         n = planes.shape[0]
-        priors = np.zeros((n, self.config.area), dtype=np.float32)
+        priors = np.zeros(legal.shape, dtype=np.float32)
         values = np.zeros(n, dtype=np.float32)
         start = 0
         while start < n:

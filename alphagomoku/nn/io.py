@@ -87,8 +87,9 @@ def read_model_file(path) -> tuple[ModelConfig, dict]:
             f"{path} is not a readable model file (truncated or corrupt?): {read_error_reason(e)}"
         ) from e
     if isinstance(payload, dict) and payload.get("format") == TRAINING_FORMAT:
+        # The weight average, when the run kept one, is what plays.
         payload = {"format": FORMAT, "format_version": 1, "model_config": payload.get("model_config"),
-                   "state_dict": payload.get("model")}
+                   "state_dict": payload.get("ema", payload.get("model"))}
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(
             f"{path} is not an alphagomoku model file or training checkpoint (no format tag "

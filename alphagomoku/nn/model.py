@@ -1,4 +1,17 @@
-"""PolicyValueNet: a residual tower with a policy head over the points and a tanh value head."""
+"""The policy-value networks, one class per shape, built from a ModelConfig.
+
+``PolicyValueNet(config)`` returns the shape ``config.arch`` names:
+
+* ``"az"``: :class:`AlphaZeroNet`, AlphaGo Zero's residual tower with fully connected heads. The
+  heads flatten the board, so its weights fit one board size.
+* ``"kata"``: :class:`KataNet`, KataGo's shape: some tower blocks carry a global pooling branch,
+  the policy head is convolutional and the value head pools over the board, so the same weights
+  run on every board size. It reads the rule planes (``ModelConfig.rule_planes``).
+
+``forward(x)`` with ``x`` float ``(B, num_planes, H, W)`` returns ``(policy_logits (B, H*W),
+value (B,))`` for both: logits indexed ``y * W + x`` (unmasked: the evaluator masks illegal
+points), value in [-1, 1] for the side to move.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from alphagomoku.nn.config import POLICY_CHANNELS, VALUE_CHANNELS, ModelConfig
+from alphagomoku.nn.config import POLICY_CHANNELS, POLICY_OUTPUTS, VALUE_CHANNELS, ModelConfig
 
 
 class _ConvBN(nn.Sequential):
@@ -30,14 +43,33 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyValueNet(nn.Module):
-    """``forward(x)`` with ``x`` float ``(B, num_planes, height, width)`` returns
-    ``(policy_logits (B, height*width), value (B,))``: logits indexed ``y * width + x`` (unmasked:
-    the evaluator masks illegal points), value in [-1, 1] for the side to move."""
+    """The network ``config`` describes: ``PolicyValueNet(config)`` builds the class of
+    ``config.arch``, so every caller constructs networks the same way whatever their shape."""
+
+    config: ModelConfig
+
+    def __new__(cls, config: ModelConfig | None = None, *args, **kwargs):
+        # Copies and unpickling call __new__ with no arguments on the concrete class.
+        if config is not None or cls is PolicyValueNet:
+            if not isinstance(config, ModelConfig):
+                raise TypeError(f"PolicyValueNet needs a ModelConfig, got {type(config).__name__}")
+            if cls is PolicyValueNet:
+                cls = AlphaZeroNet if config.arch == "az" else KataNet
+        return super().__new__(cls)
+
+    def _check_input(self, x: torch.Tensor) -> None:
+        cfg = self.config
+        if x.dim() != 4 or x.shape[1] != cfg.num_planes or not cfg.plays(x.shape[3], x.shape[2]):
+            raise ValueError(f"network input must have shape {cfg.input_shape} for this "
+                             f"{cfg.label} model, got {tuple(x.shape)}")
+
+
+class AlphaZeroNet(PolicyValueNet):
+    """A residual tower, then AlphaGo Zero's heads: a 1x1 convolution down to a few planes and
+    fully connected layers over the board."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        if not isinstance(config, ModelConfig):
-            raise TypeError(f"PolicyValueNet needs a ModelConfig, got {type(config).__name__}")
         self.config = config
         c, area = config.channels, config.area
         self.stem = _ConvBN(config.num_planes, c, 3)
@@ -49,12 +81,7 @@ class PolicyValueNet(nn.Module):
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        cfg = self.config
-        if x.dim() != 4 or tuple(x.shape[1:]) != (cfg.num_planes, cfg.height, cfg.width):
-            raise ValueError(
-                f"network input must have shape (B, {cfg.num_planes}, {cfg.height}, {cfg.width}) "
-                f"for this {cfg.label} model, got {tuple(x.shape)}"
-            )
+        self._check_input(x)
         h = self.tower(F.relu(self.stem(x)))
         p = F.relu(self.policy_conv(h))
         # reshape, not view: the tensor may be channels-last on CUDA.
@@ -63,3 +90,76 @@ class PolicyValueNet(nn.Module):
         v = F.relu(self.value_fc1(v.reshape(v.shape[0], -1)))
         value = torch.tanh(self.value_fc2(v)).squeeze(1)
         return logits, value
+
+
+def global_pool(x: torch.Tensor) -> torch.Tensor:
+    """``(B, C, H, W) -> (B, 3C)``: the mean, the mean scaled by the board's width, and the max.
+
+    The scale ``(sqrt(H*W) - 14) / 10`` is KataGo's: it lets a layer read how large the board is,
+    so one set of weights can judge, say, a 9x9 and a 20x20 board differently. The point count
+    comes from a tensor sum rather than from ``x.shape`` so that the ONNX export keeps the board
+    size dynamic instead of freezing the size it was traced with."""
+    count = torch.ones_like(x[:, :1]).sum(dim=(2, 3))           # (B, 1)
+    mean = x.sum(dim=(2, 3)) / count
+    scale = (torch.sqrt(count) - 14.0) / 10.0
+    return torch.cat([mean, mean * scale, x.amax(dim=(2, 3))], dim=1)
+
+
+class GlobalPoolBlock(nn.Module):
+    """A residual block whose first convolution has a pooled branch: ``pool_channels`` channels are
+    pooled over the board and added back to the others as a per-channel bias. That gives the
+    tower board-wide context (whose move it is in a race of threats, how crowded the board is)
+    that 3x3 convolutions reach only after many layers."""
+
+    def __init__(self, channels: int, pool_channels: int):
+        super().__init__()
+        self.conv1 = _ConvBN(channels, channels, 3)
+        self.pool_conv = _ConvBN(channels, pool_channels, 3)
+        self.pool_fc = nn.Linear(3 * pool_channels, channels)
+        self.conv2 = _ConvBN(channels, channels, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        g = global_pool(F.relu(self.pool_conv(x)))
+        y = F.relu(self.conv1(x) + self.pool_fc(g)[:, :, None, None])
+        return F.relu(x + self.conv2(y))
+
+
+class KataNet(PolicyValueNet):
+    """KataGo's fully convolutional shape (see the module docstring).
+
+    ``forward(x, all_heads=True)`` also gives the auxiliary outputs the trainer may learn (KataGo's): the
+    policy of the opponent's reply, a softened policy, and a short-term value. Play reads only
+    the first of each."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        c, g, k = config.channels, config.pool_channels, config.head_channels
+        self.stem = _ConvBN(config.num_planes, c, 3)
+        self.tower = nn.Sequential(*(
+            GlobalPoolBlock(c, g) if config.pools_in_block(i) else ResidualBlock(c)
+            for i in range(config.blocks)))
+        self.policy_conv = _ConvBN(c, k, 1)
+        self.policy_pool_conv = _ConvBN(c, k, 1)
+        self.policy_pool_fc = nn.Linear(3 * k, k)
+        self.policy_out = nn.Conv2d(k, POLICY_OUTPUTS, 1, bias=False)
+        self.value_conv = _ConvBN(c, k, 1)
+        self.value_fc1 = nn.Linear(3 * k, config.value_hidden)
+        self.value_fc2 = nn.Linear(config.value_hidden, 2)  # game result, short-term value
+
+    def forward(self, x: torch.Tensor, all_heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """As every network's (see the module docstring); with ``all_heads``,
+        ``(policy_logits (B, POLICY_OUTPUTS, H*W), values (B, 2))``. Policies: the move, the
+        opponent's reply, the soft policy. Values: the game's result, the short-term value. A
+        flag rather than a second method, so that a DDP or compiled wrapper passes it through."""
+        self._check_input(x)
+        h = self.tower(F.relu(self.stem(x)))
+        g = global_pool(F.relu(self.policy_pool_conv(h)))
+        p = F.relu(self.policy_conv(h) + self.policy_pool_fc(g)[:, :, None, None])
+        logits = self.policy_out(p)
+        v = global_pool(F.relu(self.value_conv(h)))
+        values = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))))
+        logits = logits.reshape(logits.shape[0], POLICY_OUTPUTS, -1)
+        if all_heads:
+            return logits, values
+        return logits[:, 0], values[:, 0]

@@ -52,6 +52,10 @@ def export_onnx(model: nn.Module) -> bytes:
     planes = torch.zeros(2, cfg.num_planes, cfg.height, cfg.width)
     legal = torch.ones(2, cfg.area, dtype=torch.bool)
     axes = {name: {0: "batch"} for name in ("planes", "legal", "priors", "values")}
+    if cfg.any_board:
+        # One file for every board size: height and width stay free in the graph.
+        axes["planes"].update({2: "height", 3: "width"})
+        axes["legal"][1] = axes["priors"][1] = "points"
     errors = []
     for dynamo in (False, True):
         buffer = io.BytesIO()

@@ -80,7 +80,7 @@ class OnnxNetwork:
     def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         planes, legal = check_inputs(self.config, planes, legal)
         if planes.shape[0] == 0:
-            return np.zeros((0, self.config.area), np.float32), np.zeros(0, np.float32)
+            return np.zeros(legal.shape, np.float32), np.zeros(0, np.float32)
         priors, values = self._session.run(None, {"planes": planes, "legal": legal})
         return priors, values
 

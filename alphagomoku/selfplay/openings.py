@@ -138,6 +138,7 @@ def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
     best_moves: list[int] = []
     best_value = np.inf
     calls = 0
+    rule_planes = bool(getattr(getattr(evaluator, "config", None), "rule_planes", False))
     for _ in range(settings.retries):
         batch = []
         while len(batch) < settings.candidates:
@@ -146,7 +147,7 @@ def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
             if moves is not None:
                 batch.append(moves)
         positions = [Position.from_moves(m, game) for m in batch]
-        planes = np.stack([p.planes(vcf_budget) for p in positions])
+        planes = np.stack([p.planes(vcf_budget, rule_planes) for p in positions])
         legal = np.stack([p.legal_mask() for p in positions])
         _, values = evaluator(planes, legal)
         calls += 1

@@ -30,6 +30,7 @@ from alphagomoku.selfplay.worker import (
     TaskResult,
     WorkerSpec,
     init_worker,
+    task_game,
     play_task,
     setup_worker,
 )
@@ -250,7 +251,7 @@ class SelfPlayPool(FailureBudget):
         if task is None:
             return  # a duplicate from before a rebuild
         try:
-            check_result(result, task, self.spec.game)
+            check_result(result, task, task_game(task, self.spec))
         except BadRecordError as e:
             self._fail(f"worker {result.worker} returned bad data for task {task.task_id}: {e}")
             return

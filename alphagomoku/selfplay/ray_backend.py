@@ -31,7 +31,7 @@ from typing import Callable, Iterable
 
 from alphagomoku.selfplay.pool import FailureBudget, SelfPlayError, check_result
 from alphagomoku.selfplay.records import BadRecordError
-from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
+from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, task_game
 
 INSTALL = "pip install -e '.[ray]'"
 
@@ -102,8 +102,8 @@ class SelfPlayActor:
                 log=lambda line: print(f"[actor {state.index}] {line}", file=sys.stderr, flush=True))
             state.version = version
         cpu_start = time.process_time()
-        records, stats = play_games(state.evaluator, self.spec.game, self.spec.search, self.spec.settings,
-                                    task.num_games, task.seed)
+        records, stats = play_games(state.evaluator, task_game(task, self.spec), self.spec.search,
+                                    self.spec.settings, task.num_games, task.seed)
         stats.update(worker=state.index, weights_version=version, cpu_seconds=time.process_time() - cpu_start)
         return version, TaskResult(task_id=task.task_id, worker=state.index, pid=os.getpid(),
                                    records=records, stats=stats)
@@ -292,7 +292,7 @@ class RaySelfPlay(FailureBudget):
                      "the newest weights")
             return replace(task, weights_version=self.latest_version, weights_path=self._latest_path)
         try:
-            check_result(result, task, self.spec.game)
+            check_result(result, task, task_game(task, self.spec))
         except BadRecordError as e:
             self._fail(f"actor {slot.index} returned bad data for task {task.task_id}: {e}")
             return task

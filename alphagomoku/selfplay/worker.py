@@ -56,6 +56,13 @@ class SelfPlayTask:
     # The trainer's current idea of an even opening (OpeningSettings.black_target); it changes
     # every epoch, so it travels with the task rather than in the WorkerSpec fixed at start-up.
     opening_black_target: float = 0.0
+    # The board and rule of this task's games when the run trains several (None: the spec's).
+    game: GameConfig | None = None
+
+
+def task_game(task: SelfPlayTask, spec: WorkerSpec) -> GameConfig:
+    """The game ``task`` plays: its own, or the one every task of the run plays."""
+    return task.game if task.game is not None else spec.game
 
 
 @dataclass
@@ -185,7 +192,7 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         settings = replace(settings, openings=openings)
     cpu_start = time.process_time()
     records, stats = play_games(
-        state.evaluator, state.spec.game, state.spec.search, settings,
+        state.evaluator, task_game(task, state.spec), state.spec.search, settings,
         task.num_games, task.seed, on_step=state.beat,
     )
     # CPU time as well as wall time: on a shared machine the benchmark's speeds per CPU second

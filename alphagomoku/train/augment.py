@@ -9,7 +9,8 @@ from numba import njit
 
 from alphagomoku.game import kernels, vcf
 from alphagomoku.game.config import GameConfig
-from alphagomoku.game.constants import NUM_PLANES, VCF_PLANES
+from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
+from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.game.vcf_search import state_for
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.numba_config import JIT
@@ -39,21 +40,29 @@ class Batch(NamedTuple):
     value: np.ndarray          # float32 (B,): value targets, z and q mixed
     policy_weight: np.ndarray  # float32 (B,): weight of each policy term (0: no target)
     value_weight: np.ndarray   # float32 (B,): weight of each value term
+    reply: np.ndarray          # float32 (B, H*W): the opponent's reply policy (zeros: none)
+    reply_weight: np.ndarray   # float32 (B,): 1 where the reply target exists
+    short_value: np.ndarray    # float32 (B,): short-term value target
 
 
 def make_batch(
     buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
-    q_weight: float = 0.0, vcf_budget: int = 0,
+    q_weight: float = 0.0, vcf_budget: int = 0, rule_planes: bool = False,
 ) -> Batch:
     """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q;
-    with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``).
+    with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``); with
+    ``rule_planes``, the rule planes last (a network that reads the rule).
 
     With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
     planes and its policy; with ``rng=None`` the samples are left as stored.
     """
     b = len(indices)
     extra = VCF_PLANES if vcf_budget > 0 else 0
-    planes = np.empty((b, NUM_PLANES + extra, game.height, game.width), dtype=np.float32)
+    rules = RULE_PLANES if rule_planes else 0
+    planes = np.empty((b, NUM_PLANES + extra + rules, game.height, game.width), dtype=np.float32)
+    if rules:
+        # Constant over the board, so the symmetries below leave them as they are.
+        fill_rule_planes(planes, game.rule_id)
     boards = buffer.boards[indices]
     to_move = buffer.to_move[indices]
     last_move = buffer.last_move[indices].astype(np.int64)
@@ -63,6 +72,10 @@ def make_batch(
                          game.rule_id, int(vcf_budget), state_for(game), planes)
     policies = buffer.policies[indices].astype(np.float32)
     values = buffer.value_targets(indices, q_weight)
+    has_reply = buffer.reply[indices]
+    replies = np.where(has_reply[:, None],
+                       buffer.policies[(indices + 1) % buffer.capacity].astype(np.float32), 0.0)
+    replies = replies.astype(np.float32)
     if rng is not None:
         syms = np.asarray(valid_symmetries(game.width, game.height))
         choice = syms[rng.integers(0, len(syms), size=b)]
@@ -72,5 +85,7 @@ def make_batch(
             rows = np.flatnonzero(choice == k)
             planes[rows] = transform_planes(planes[rows], int(k))
             policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
+            replies[rows] = transform_policy(replies[rows], int(k), game.width, game.height)
     weight = buffer.weight[indices].copy()
-    return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight)
+    return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight,
+                 replies, weight * has_reply, buffer.short_value[indices].copy())

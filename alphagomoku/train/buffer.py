@@ -9,6 +9,11 @@ Two weights go with each position: ``policy_weight`` is 0 for moves that had onl
 (playout cap randomisation: their visits are too few to be a policy target) and
 ``weight`` scales a position already decided (one side's value beyond a threshold for several
 plies in a row, KataGo's reduceVisits), so that won positions do not crowd the window.
+
+Two more serve the auxiliary targets of a network that has the heads for them: ``reply`` says
+that the next slot holds the next ply of the same game with a policy target (the opponent's
+reply, read from there rather than stored twice), and ``short_value`` is the short-term value
+(:func:`short_term_values`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from alphagomoku.selfplay.records import GameRecord
 from alphagomoku.atomic import atomic_path
 from alphagomoku.read_errors import read_error_reason
 
-FORMAT_VERSION = 2  # 2 added q, policy_weight and weight; files of version 1 still load
+FORMAT_VERSION = 3  # 2 added q, policy_weight and weight; 3 reply and short_value; all still load
+# Plies over which the short-term value target looks ahead (the discount is 1 - 1/horizon).
+SHORT_VALUE_HORIZON = 6.0
 
 
 class BufferFileError(ValueError):
@@ -47,6 +54,8 @@ class ReplayBuffer:
         self.q = np.zeros(capacity, dtype=np.float32)             # (capacity,) search value of the move played
         self.policy_weight = np.ones(capacity, dtype=np.float32)  # (capacity,) 0: no policy target
         self.weight = np.ones(capacity, dtype=np.float32)         # (capacity,) sample weight
+        self.reply = np.zeros(capacity, dtype=np.bool_)           # (capacity,) next slot: the reply
+        self.short_value = np.zeros(capacity, dtype=np.float32)   # (capacity,) short-term value
         self.size = 0
         self.next = 0           # where the next position goes
         self.total_added = 0    # positions ever added (also those since dropped)
@@ -61,13 +70,21 @@ class ReplayBuffer:
         size gets weight ``decided_weight`` (1: no down-weighting)."""
         board = np.zeros(self.game.area, dtype=np.int8)
         targets = record.value_targets()
+        short = short_term_values(record.root_values, targets)
         decided = decided_mask(record.root_values, decided_threshold, decided_plies)
         last = -1
+        previous = (self.next - 1) % self.capacity
         for t, move in enumerate(record.moves):
             color = BLACK if t % 2 == 0 else WHITE
             j = t - record.opening
             if j >= 0:
                 i = self.next
+                # The slot before points at this one: as this game's previous ply, it is the
+                # reply; as another game's last position, it no longer is.
+                self.reply[previous] = j > 0 and bool(record.full_search[j])
+                self.reply[i] = False
+                self.short_value[i] = short[j]
+                previous = i
                 self.boards[i] = board
                 self.to_move[i] = color
                 self.last_move[i] = last
@@ -102,11 +119,12 @@ class ReplayBuffer:
             with open(tmp, "wb") as f:
                 np.savez_compressed(
                     f, format_version=FORMAT_VERSION, epoch=epoch, total_added=self.total_added,
-                    width=self.game.width, height=self.game.height,
+                    width=self.game.width, height=self.game.height, rule=self.game.rule,
                     boards=self.boards[order], to_move=self.to_move[order],
                     last_move=self.last_move[order], policies=self.policies[order],
                     values=self.values[order], q=self.q[order],
                     policy_weight=self.policy_weight[order], weight=self.weight[order],
+                    reply=self.reply[order], short_value=self.short_value[order],
                 )
 
     @classmethod
@@ -124,22 +142,30 @@ class ReplayBuffer:
         needed = {"format_version", "epoch", "width", "height", "boards", "policies", "values"}
         if not needed <= set(arrays):
             raise BufferFileError(f"replay buffer {path} lacks {sorted(needed - set(arrays))}")
-        if int(arrays["format_version"]) not in (1, FORMAT_VERSION):
+        if int(arrays["format_version"]) not in (1, 2, FORMAT_VERSION):
             raise BufferFileError(f"replay buffer {path} has format {int(arrays['format_version'])}, "
                                   f"this version reads {FORMAT_VERSION}")
         w, h = int(arrays["width"]), int(arrays["height"])
         if (w, h) != (game.width, game.height):
             raise BufferFileError(f"replay buffer {path} holds {w}x{h} games, the run is "
                                   f"{game.width}x{game.height}")
+        if "rule" in arrays and str(arrays["rule"]) != game.rule:
+            raise BufferFileError(f"replay buffer {path} holds {arrays['rule']} games, the run "
+                                  f"plays {game.rule}")
         buf = cls(game, capacity)
         n = min(len(arrays["values"]), capacity)
         if "q" not in arrays:  # format 1: q as the result, every target at full weight
             arrays["q"] = arrays["values"]
             arrays["policy_weight"] = np.ones_like(arrays["values"])
             arrays["weight"] = np.ones_like(arrays["values"])
+        if "reply" not in arrays:  # format 2: no reply targets, the result as short-term value
+            arrays["reply"] = np.zeros(len(arrays["values"]), dtype=np.bool_)
+            arrays["short_value"] = arrays["values"]
         for name in ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
-                     "weight"):
+                     "weight", "reply", "short_value"):
             getattr(buf, name)[:n] = arrays[name][len(arrays[name]) - n:]
+        if n:
+            buf.reply[n - 1] = False  # its reply, if any, was older than what was kept
         buf.size = n
         buf.next = n % capacity
         buf.total_added = int(arrays["total_added"])
@@ -148,6 +174,27 @@ class ReplayBuffer:
         if n and not np.array_equal(expected, buf.to_move[:n]):
             raise BufferFileError(f"replay buffer {path} is inconsistent (side to move vs stones)")
         return buf, int(arrays["epoch"])
+
+
+def short_term_values(root_values: np.ndarray, results: np.ndarray,
+                      horizon: float = SHORT_VALUE_HORIZON) -> np.ndarray:
+    """float32 (S,): KataGo's short-term value target at each searched ply, for the side to
+    move there: the search's root values of the plies from this one on, each weighted
+    ``(1 - d) d^k`` (``d = 1 - 1/horizon``) and seen from this side, with the game's result in
+    place of every ply after the last. ``results`` are the value targets z of the plies.
+
+    So ``short[j] = (1 - d) v[j] - d short[j + 1]``, the minus because the next ply is the
+    opponent's, ending in ``short[S] = -z[S - 1]``: what the game's end was worth to the side
+    that would have moved next."""
+    v = np.asarray(root_values, dtype=np.float64)
+    z = np.asarray(results, dtype=np.float64)
+    d = 1.0 - 1.0 / horizon
+    out = np.zeros(len(v), dtype=np.float32)
+    after = -z[-1] if len(z) else 0.0
+    for j in range(len(v) - 1, -1, -1):
+        after = (1.0 - d) * v[j] - d * after
+        out[j] = after
+    return out
 
 
 def decided_mask(root_values: np.ndarray, threshold: float, plies: int) -> np.ndarray:

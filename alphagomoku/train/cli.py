@@ -23,6 +23,9 @@ from alphagomoku.train.config import ConfigError, TrainConfig
 _HELP = {
     "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
     "model_preset": "network size: tiny (CI), small, medium, large",
+    "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
+                  "(KataGo's: global pooling, convolutional policy head, plays every board size "
+                  "and reads the rule)",
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
     "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
@@ -53,7 +56,7 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
-            "inference_amp": "MODE", "rule": "RULE", "model_preset": "PRESET",
+            "inference_amp": "MODE", "rule": "RULE", "model_preset": "PRESET", "model_arch": "ARCH",
             "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
             "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
 

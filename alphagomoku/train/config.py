@@ -14,6 +14,8 @@ from pathlib import Path
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 from alphagomoku.nn.backend import AMP_MODES, BACKENDS as INFERENCE_BACKENDS  # imports no torch
+from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
+from alphagomoku.train.variants import Variant, run_variants
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
@@ -29,8 +31,11 @@ class TrainConfig:
     board_size: int = 15
     n_in_row: int = 5
     rule: str = "freestyle"
+    board_sizes: str = ""             # several boards in one run: "15:3,20:1" (size:weight; "" = --board-size alone)
+    rules: str = ""                   # several rules in one run: "freestyle,renju:2" ("" = --rule alone)
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
+    model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
@@ -69,10 +74,18 @@ class TrainConfig:
     batch_size: int = 256
     lr: float = 2e-3
     lr_schedule: str = "cosine"       # cosine | constant
+    lr_drop_share: float = 0.0        # over this last share of the run (of the time budget, else of --epochs) ...
+    lr_drop_factor: float = 0.1       # ... the learning rate is multiplied by this (share 0: no drop)
+    ema_decay: float = 0.0            # what plays is this exponential average of the weights, per step (0: the weights)
     weight_decay: float = 1e-4        # L2 on the weights
     steps_per_epoch: int = 0          # gradient steps per epoch; 0 = from sample_reuse
     sample_reuse: float = 4.0         # when steps_per_epoch is 0: each new position seen this often
     value_q_weight: float = 0.5       # value target (1 - w) * result + w * search value of the move played
+    aux_reply_weight: float = 0.0     # kata: loss weight of the opponent's reply as a policy target (0: off)
+    soft_policy_weight: float = 0.0   # kata: loss weight of the search policy at --soft-policy-temperature (0: off)
+    soft_policy_temperature: float = 4.0
+    short_value_weight: float = 0.0   # kata: loss weight of the short-term value target (0: off)
+    policy_surprise: float = 0.0      # weight samples by the search's disagreement with the network (0: off, 1: fully)
     decided_weight: float = 1.0       # weight of positions already decided (1 = no down-weighting)
     decided_threshold: float = 0.9    # decided: |root value| above this ...
     decided_plies: int = 3            # ... for this many searched plies in a row
@@ -129,6 +142,39 @@ class TrainConfig:
         need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
         need(self.model_preset in MODEL_PRESETS, "model_preset",
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        try:
+            mix = run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes,
+                               self.rules)
+        except ValueError as e:
+            raise ConfigError(str(e) if str(e).startswith("--") else f"--board-sizes/--rules: {e}") from None
+        for v in mix:
+            need(MIN_SIZE <= v.game.width <= MAX_SIZE and self.n_in_row <= v.game.width,
+                 "board_sizes", f"every size must be from {max(MIN_SIZE, self.n_in_row)} to "
+                 f"{MAX_SIZE}, got {v.game.width}")
+            need(v.game.rule != "renju" or self.n_in_row == 5, "rules",
+                 "renju is played with five in a row")
+        sizes = {v.game.width for v in mix}
+        rules = {v.game.rule for v in mix}
+        need(len(sizes) == 1 or self.model_arch == "kata", "board_sizes",
+             "several board sizes need a network that plays every size: add --model-arch kata")
+        need(len(rules) == 1 or self.model_arch == "kata", "rules",
+             "several rules need a network that reads the rule: add --model-arch kata")
+        need(self.model_arch in MODEL_ARCHS, "model_arch",
+             f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
+        for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
+            need(getattr(self, name) >= 0, name, "must be 0 (off) or more")
+            need(getattr(self, name) == 0 or self.model_arch == "kata", name,
+                 "this target needs a network with the heads for it: add --model-arch kata")
+        need(self.soft_policy_temperature >= 1, "soft_policy_temperature",
+             f"must be 1 or more (1: the policy itself), got {self.soft_policy_temperature}")
+        need(0 <= self.lr_drop_share < 1, "lr_drop_share",
+             f"must be from 0 (no drop) to below 1, got {self.lr_drop_share}")
+        need(0 < self.lr_drop_factor <= 1, "lr_drop_factor",
+             f"must be within (0, 1], got {self.lr_drop_factor}")
+        need(0 <= self.ema_decay < 1, "ema_decay",
+             f"must be from 0 (off) to below 1, got {self.ema_decay}")
+        need(0 <= self.policy_surprise <= 1, "policy_surprise",
+             f"must be from 0 (off) to 1, got {self.policy_surprise}")
         need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")
         need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
@@ -223,6 +269,11 @@ class TrainConfig:
     @property
     def game(self) -> GameConfig:
         return GameConfig(width=self.board_size, n_in_row=self.n_in_row, rule=self.rule)
+
+    @property
+    def variants(self) -> list[Variant]:
+        """The board sizes and rules this run trains on, the main one (``game``) first."""
+        return run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes, self.rules)
 
     @property
     def run_path(self) -> Path:

@@ -39,12 +39,15 @@ from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
-from alphagomoku.train.loss import alphazero_loss, policy_kl
+from alphagomoku.train.ema import WeightAverage
+from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
+from alphagomoku.train.variants import VariantBuffers, assign_variants
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "vcf_plane_budget")
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
+                    "vcf_plane_budget")
 
 
 def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
@@ -58,6 +61,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
         gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
         vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_plane_budget=cfg.vcf_plane_budget,
+        rule_planes=cfg.model_arch == "kata",
     )
     openings = None
     if cfg.opening_share > 0:
@@ -92,16 +96,23 @@ class Trainer:
         self.dist = distributed.setup(cfg, log)
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                               vcf_plane_budget=cfg.vcf_plane_budget)
+                                               vcf_plane_budget=cfg.vcf_plane_budget,
+                                               arch=cfg.model_arch)
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
         np.random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.model = PolicyValueNet(self.model_config).to(self.device.device)
+        self.average = WeightAverage(self.model, cfg.ema_decay) if cfg.ema_decay else None
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        self.buffer = ReplayBuffer(self.game, cfg.buffer_positions)
+        self.variants = cfg.variants
+        if len(self.variants) > 1 and self.dist.world_size > 1:
+            # Each rank would need every variant's buffer in step with rank 0's.
+            raise ConfigError("--board-sizes and --rules with several variants train on one "
+                              "process: run without torchrun")
+        self.buffers = VariantBuffers(self.variants, cfg.buffer_positions, floor=cfg.batch_size)
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0
         self.saved_epoch = 0  # the newest checkpoint on disk
@@ -132,14 +143,17 @@ class Trainer:
         return self.cfg.lr * distributed.lr_factor(self.cfg.lr_scaling, self.dist.world_size)
 
     def _lr_factor(self, epoch: int) -> float:
-        if self.cfg.lr_schedule == "constant":
-            return 1.0
         done = min(epoch, self.cfg.epochs) / self.cfg.epochs
         clock = getattr(self, "clock", None)  # the scheduler asks once before __init__ sets it
         if self.cfg.time_budget_minutes > 0 and clock is not None:
-            # A budgeted run ends on time, not at cfg.epochs: the cosine runs over the budget.
+            # A budgeted run ends on time, not at cfg.epochs: the cosine and the drop follow the
+            # budget.
             done = min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
-        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done))
+        share = self.cfg.lr_drop_share
+        drop = self.cfg.lr_drop_factor if share > 0 and done >= 1.0 - share else 1.0
+        if self.cfg.lr_schedule == "constant":
+            return drop
+        return drop * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done)))
 
     def _start_fresh(self) -> None:
         latest = self.run_dir / "checkpoints" / "latest.pt"
@@ -150,8 +164,8 @@ class Trainer:
             )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cfg.save(self.run_dir / "config.json")
-        save_model(self.initial_weights, unwrap(self.model))
-        save_model(self.best_weights, unwrap(self.model))
+        save_model(self.initial_weights, self.playing_model)
+        save_model(self.best_weights, self.playing_model)
 
     def _resume(self) -> None:
         path = self.run_dir / "checkpoints" / "latest.pt"
@@ -170,6 +184,9 @@ class Trainer:
                 )
         try:
             self.model.load_state_dict(state["model"])
+            if self.average is not None:
+                # A run that starts averaging on resume starts from the weights it has.
+                self.average.load_state_dict(state.get("ema", state["model"]))
         except RuntimeError as e:
             raise CheckpointError(f"checkpoint {path} does not fit the {self.cfg.model_preset} "
                                   f"model: {str(e).splitlines()[0]}") from None
@@ -190,15 +207,23 @@ class Trainer:
         self.opening_target = float(state.get("opening_target", 0.0))
         self.spent_seconds = float(state.get("wall_seconds", 0.0))
         try:
-            self.buffer, buffer_epoch = ReplayBuffer.load(
-                self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
+            buffer_epoch = self.buffers.load(self.run_dir)
         except BufferFileError as e:
             raise CheckpointError(f"--resume: {e}") from None
         if buffer_epoch != self.epoch:
             self.log(f"note: replay buffer is from epoch {buffer_epoch}, checkpoint from epoch "
                      f"{self.epoch} (a stop between the two saves); using the buffer as it is")
         self.cfg.save(self.run_dir / "config.json")
-        self.log(f"resumed {path} at epoch {self.epoch}: {len(self.buffer)} positions in the buffer")
+        self.log(f"resumed {path} at epoch {self.epoch}: {len(self.buffers)} positions in the buffer")
+
+    @property
+    def buffer(self) -> ReplayBuffer:
+        """The main variant's buffer: the only one, unless the run trains several variants."""
+        return self.buffers.main
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.variants) > 1
 
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -270,9 +295,14 @@ class Trainer:
         ended (before any budget check, so the final mark is never missed)."""
         if self.snapshots is None or not self.epoch:
             return
-        for snap in self.snapshots.take(self.epoch, self.clock.seconds(), unwrap(self.model)):
+        for snap in self.snapshots.take(self.epoch, self.clock.seconds(), self.playing_model):
             self.log(f"snapshot at minute {snap['mark_minutes']:g}: epoch {self.epoch} -> "
                      f"{self.run_dir / 'snapshots' / snap['file']}")
+
+    @property
+    def playing_model(self) -> torch.nn.Module:
+        """The network everything that plays gets: the weight average, when the run keeps one."""
+        return self.average.model if self.average is not None else unwrap(self.model)
 
     @property
     def initial_weights(self) -> Path:
@@ -287,7 +317,7 @@ class Trainer:
         its path. Keeps the last two versions."""
         path = self.run_dir / "weights" / f"v{self.epoch:06d}.pt"
         if not path.exists():
-            save_model(path, unwrap(self.model))
+            save_model(path, self.playing_model)
             for old in sorted((self.run_dir / "weights").glob("v*.pt"))[:-2]:
                 old.unlink()
         return path
@@ -296,18 +326,23 @@ class Trainer:
         weights = self._publish_weights()
         if self.cfg.gating_threshold > 0:
             weights = self.best_weights  # under gating, self-play uses the best network so far
-        records = self._self_play(pool, weights, epoch, row)
+        records, games = self._self_play(pool, weights, epoch, row)
         self._watch_colours(row)
         row["opening_target"] = self.opening_target
         self.opening_target = steer_target(self.opening_target, row["opening_black_wins"],
                                            row["opening_white_wins"], row["opening_games"],
                                            self.cfg.opening_balance_gain)
-        save_games(self.run_dir / "games" / f"epoch_{epoch:06d}.npz", records, self.game)
+        for v in self.variants:
+            mine = [r for r, g in zip(records, games) if g == v.game]
+            if mine:
+                suffix = "" if v is self.variants[0] else f"-{v.name}"
+                save_games(self.run_dir / "games" / f"epoch_{epoch:06d}{suffix}.npz", mine, v.game)
         return records
 
-    def _add_game(self, record) -> None:
+    def _add_game(self, record, game=None) -> None:
         cfg = self.cfg
-        self.buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
+        buffer = self.buffer if game is None else self.buffers.of(game)
+        buffer.add_game(record, cfg.decided_threshold, cfg.decided_plies, cfg.decided_weight)
 
     def _run_epoch(self, pool: SelfPlayBackend | None) -> None:
         cfg = self.cfg
@@ -337,7 +372,7 @@ class Trainer:
             return
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
-        self.buffer.save(self.run_dir / "replay.npz", epoch)
+        self.buffers.save(self.run_dir, epoch)
         save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")
@@ -350,7 +385,7 @@ class Trainer:
             f"(value {row.get('value_loss', float('nan')):.3f}, policy {row.get('policy_loss', float('nan')):.3f}), "
             f"{row['games']} games, {row['positions_per_second']:.0f} positions/s "
             f"({row['cache_hit_share']:.0%} answered by the evaluation cache), "
-            f"buffer {len(self.buffer)}; black/white/draw from openings "
+            f"buffer {len(self.buffers)}; black/white/draw from openings "
             f"{row['opening_black_wins']}/{row['opening_white_wins']}/{row['opening_draws']} "
             f"(even at {row['opening_target']:+.2f} for black), "
             f"from the empty board {row['empty_black_wins']}/{row['empty_white_wins']}/{row['empty_draws']}"
@@ -368,17 +403,25 @@ class Trainer:
                  f"({'promoted' if result['promoted'] else 'not promoted'}), "
                  f"{result['score_vs_baseline']:.2f} vs pure MCTS {self.cfg.baseline_playouts}")
 
-    def _self_play(self, pool: SelfPlayBackend, weights: Path, epoch: int, row: dict) -> list:
+    def _self_play(self, pool: SelfPlayBackend, weights: Path, epoch: int,
+                   row: dict) -> tuple[list, list]:
+        """The epoch's games, and the game (board and rule) each was played on."""
         cfg = self.cfg
-        tasks = []
+        sizes = []
         left = cfg.selfplay_games
         while left > 0:
-            n = min(cfg.games_per_task, left)
+            sizes.append(min(cfg.games_per_task, left))
+            left -= sizes[-1]
+        plan = (assign_variants(self.variants, len(sizes), self.rng) if self.mixed
+                else [None] * len(sizes))
+        tasks = []
+        for n, variant in zip(sizes, plan):
             seed = int(self.rng.integers(2**31))
             tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch,
-                                      opening_black_target=self.opening_target))
-            left -= n
+                                      opening_black_target=self.opening_target,
+                                      game=None if variant is None else variant.game))
         records: list = []
+        games: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0,
                   "cache_hits": 0, "cache_misses": 0}
         t0 = time.perf_counter()
@@ -386,9 +429,11 @@ class Trainer:
                        disable=not self.progress, leave=False)
 
         def on_result(result: TaskResult) -> None:
+            game = tasks[result.task_id].game or self.game
             records.extend(result.records)
+            games.extend([game] * len(result.records))
             for r in result.records:
-                self._add_game(r)
+                self._add_game(r, game)
             for k in totals:
                 totals[k] += result.stats.get(k, 0.0)
             positions = sum(r.searched for r in records)
@@ -419,43 +464,54 @@ class Trainer:
             cache_hit_share=totals["cache_hits"]
             / max(totals["cache_hits"] + totals["cache_misses"], 1),
         )
-        return records
+        return records, games
 
     def _train(self, row: dict, new_positions: int) -> None:
         cfg = self.cfg
-        row["buffer_positions"] = len(self.buffer)
+        row["buffer_positions"] = len(self.buffers)
         row["lr"] = self.optimizer.param_groups[0]["lr"]
-        ready = len(self.buffer) >= cfg.min_buffer_positions
+        ready = len(self.buffers) >= cfg.min_buffer_positions
         # Every rank trains on its own batch, so an epoch over N ranks needs N times fewer steps
         # for the same reuse. Rank 0 alone decides; no rank ever stops on its own count.
         steps = (cfg.steps_per_epoch or max(1, math.ceil(
             new_positions * cfg.sample_reuse / (cfg.batch_size * self.dist.world_size)))) if ready else 0
         steps = self.dist.decide(steps, f"the step count of epoch {self.epoch + 1}")
         if steps == 0:
-            self.log(f"buffer holds {len(self.buffer)} < {cfg.min_buffer_positions} positions: no training yet")
+            self.log(f"buffer holds {len(self.buffers)} < {cfg.min_buffer_positions} positions: no training yet")
             row["train_steps"] = 0
             return
         probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
         old_log_p = self._log_policy(probe[0])
         self.model.train()
-        sums = {"loss": 0.0, "value": 0.0, "policy": 0.0, "l2": 0.0, "entropy": 0.0}
+        aux = AuxWeights(reply=cfg.aux_reply_weight, soft_policy=cfg.soft_policy_weight,
+                         soft_temperature=cfg.soft_policy_temperature,
+                         short_value=cfg.short_value_weight, surprise=cfg.policy_surprise)
+        sums: dict[str, float] = {}
         t0 = time.perf_counter()
         epoch = self.epoch + 1
         with self.dist.collectives(f"training epoch {epoch}"):
             for step in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
                 self.dist.step_hook(epoch, step, self.buffer)
-                indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
-                planes, policy, value, policy_w, value_w = self._tensors(indices)
+                if self.mixed:
+                    # One variant a batch: its planes share one board size.
+                    variant, buffer = self.buffers.pick(self.rng, least=1)
+                    batch = self._tensors(buffer.sample_indices(cfg.batch_size, self.rng),
+                                          buffer=buffer, game=variant.game)
+                else:
+                    indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
+                    batch = self._tensors(indices)
                 with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
                                     enabled=self.amp_dtype is not None):
-                    parts = alphazero_loss(self.model, planes, policy, value, cfg.weight_decay,
-                                           policy_w, value_w)
+                    parts = training_loss(self.model, *batch[:3], cfg.weight_decay, *batch[3:],
+                                          aux=aux)
                 self.optimizer.zero_grad(set_to_none=True)
                 self.scaler.scale(parts["loss"]).backward()
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
-                for k in sums:
-                    sums[k] += parts[k].detach().item()
+                if self.average is not None:
+                    self.average.update(unwrap(self.model))
+                for k, v in parts.items():
+                    sums[k] = sums.get(k, 0.0) + v.detach().item()
         elapsed = time.perf_counter() - t0
         self.model.eval()
         row.update(
@@ -463,11 +519,15 @@ class Trainer:
             loss=sums["loss"] / steps, value_loss=sums["value"] / steps, policy_loss=sums["policy"] / steps,
             l2=sums["l2"] / steps, policy_entropy=sums["entropy"] / steps,
             kl=policy_kl(old_log_p, self._log_policy(probe[0])),
+            **{f"{k}_loss": sums[k] / steps for k in ("reply", "soft_policy", "short_value")
+               if k in sums},
         )
 
-    def _tensors(self, indices: np.ndarray, augment: bool = True):
-        batch = make_batch(self.buffer, indices, self.rng if augment else None, self.game,
-                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget)
+    def _tensors(self, indices: np.ndarray, augment: bool = True, buffer=None, game=None):
+        batch = make_batch(buffer or self.buffer, indices, self.rng if augment else None,
+                           game or self.game,
+                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget,
+                           self.model_config.rule_planes)
         dev = self.device.device
         return tuple(torch.from_numpy(a).to(dev) for a in batch)
 
@@ -483,6 +543,7 @@ class Trainer:
             "config": self.cfg.to_dict(),
             "model_config": self.model_config.to_dict(),
             "model": unwrap(self.model).state_dict(),
+            **({"ema": self.average.state_dict()} if self.average is not None else {}),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
@@ -573,7 +634,7 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
     state = load_checkpoint(checkpoint)
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
-    model.load_state_dict(state["model"])
+    model.load_state_dict(state.get("ema", state["model"]))
     return save_model(out, model)
 
 
