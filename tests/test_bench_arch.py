@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_arch_benchmark_times_both_shapes_and_their_ratio():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "arch", "--json", "--preset",
+        [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "arch", "--json", "--recipe",
+         "kata-hour", "--preset",
          "tiny", "--board-size", "7", "--simulations", "4", "--games-per-worker", "2",
          "--repeats", "2"],
         capture_output=True, text=True, timeout=300, cwd=ROOT,

@@ -273,27 +273,32 @@ def test_timed_rungs_and_every_variant_get_their_own_results(tmp_path):
     assert split_timed_rung("net:a.pt@0.5") == ("net:a.pt", 0.5)
     assert split_timed_rung("pure:100") == ("pure:100", None)
     with pytest.raises(ValueError, match="positive number"):
-        split_timed_rung("random@soon")
+        split_timed_rung("random@-1")
+    assert split_timed_rung("engine:/opt/me@home/pbrain") == ("engine:/opt/me@home/pbrain", None)
     assert variant_key("random", None) == "random"
     assert variant_key("random", "9x9-renju") == "random on 9x9-renju"
 
     (tmp_path / "snapshots").mkdir()
     save_model(tmp_path / "snapshots" / "min_1.pt",
                PolicyValueNet(ModelConfig.preset("tiny", 7, arch="kata")))
+    dense = tmp_path / "dense7.pt"   # a network with dense heads: 7x7 only
+    save_model(dense, PolicyValueNet(ModelConfig.preset("tiny", 7)))
     report = {"ladder": {"games": 2, "net_simulations": 4, "opening_moves": 2, "seed": 0,
-                         "rungs": ["random", "pure:10@0.05"]},
+                         "rungs": ["random", "pure:10@0.05", f"net:{dense}:4"]},
               "snapshots": [{"epoch": 1, "file": "min_1.pt", "mark_minutes": 1.0}]}
     games = [GameConfig(width=7, n_in_row=4), GameConfig(width=9, n_in_row=4, rule="standard")]
     lines = []
     play_ladder(report, tmp_path, games, workers=0, device="cpu", progress=False,
                 log=lines.append, save=lambda: None)
     results = report["snapshots"][0]["results"]
-    assert list(results) == ["random", "pure:10@0.05", "random on 9x9-standard",
+    assert list(results) == ["random", "pure:10@0.05", f"net:{dense}:4", "random on 9x9-standard",
                              "pure:10@0.05 on 9x9-standard"]
     assert all(r["games"] == 2 for r in results.values())
-    played = sorted(p.name for p in (tmp_path / "ladder" / "epoch_000001").iterdir())
-    assert played == ["0_random", "0_random-9x9-standard", "1_pure_10_0.05",
-                      "1_pure_10_0.05-9x9-standard"]
+    # The dense network cannot play 9x9: that match is left out, and said so.
+    assert any(f"net:{dense}:4 on 9x9-standard: not played" in line for line in lines)
+    played = sorted(p.name for p in (tmp_path / "ladder" / "epoch_000001").iterdir()
+                    if (p / "result.json").exists())
+    assert len(played) == 5 and sum("9x9-standard" in p for p in played) == 2
     for name in played:
         psq = next((tmp_path / "ladder" / "epoch_000001" / name / "games").glob("*.psq"))
         size = 9 if "9x9" in name else 7

@@ -216,6 +216,23 @@ def test_training_batches_carry_the_rule(rng):
         np.testing.assert_array_equal(planes, pos.planes(rule_planes=True))
 
 
+def test_the_forbidden_plane_matches_the_rule_kernels(rng):
+    """On random renju positions, black to move: the plane marks exactly the empty points the
+    rule kernels forbid (and nothing with white to move, or under another rule)."""
+    lit = 0
+    for rule in ("renju", "freestyle"):
+        cfg = GameConfig(width=11, rule=rule)
+        for _ in range(30):
+            pos = plausible_game(cfg, rng, int(rng.integers(8, 40)))
+            plane = pos.planes(rule_planes=True)[4].reshape(-1)
+            want = np.array([pos.to_move == BLACK and rule == "renju" and pos.board[i] == 0
+                             and kernels.is_forbidden(pos.board, 11, 11, i)
+                             for i in range(cfg.area)], dtype=np.float32)
+            np.testing.assert_array_equal(plane, want)
+            lit += int(want.sum())
+    assert lit > 0   # some positions had forbidden points
+
+
 def test_black_never_plays_a_forbidden_point_under_renju(kata, rng):
     """The forbidden-point plane and the legal mask: the network's policy puts no weight on a
     point renju forbids to black, on positions where some are forbidden."""
@@ -301,3 +318,29 @@ def test_the_engine_plays_start_20_and_every_rule_with_the_network(kata_file):
             x, y = parse_move(eng.ask("TURN 7,7"))
             assert (x, y) != (7, 7) and 0 <= x < 15 and 0 <= y < 15
         assert not any("pure MCTS" in m for m in eng.messages)
+        # Renju, the engine black (as many stones as the opponent) with a double three at
+        # (7,7): its answer is any point but that one.
+        game = GameConfig(width=15, rule="renju")
+        mine, theirs = ["f8", "g8", "h6", "h7"], ["a1", "a15", "o1", "o15"]
+        pos = Position.from_moves([m for pair in zip(mine, theirs) for m in pair], game)
+        assert pos.is_forbidden("h8")
+        board = [f"{pos.index(m) % 15},{pos.index(m) // 15},{who}"
+                 for stones, who in ((mine, 1), (theirs, 2)) for m in stones]
+        for _ in range(3):
+            x, y = parse_move(eng.ask("BOARD", *board, "DONE"))
+            assert pos.legal_mask()[y * 15 + x] and not pos.is_forbidden((x, y))
+
+
+def test_a_memory_limit_is_kept_on_the_board_being_played():
+    """A kata network trained on 15x15 playing 20x20: the cache is sized for 20x20's larger
+    trees and entries, not the board it was trained on."""
+    from alphagomoku.eval.players import NetworkPlayer
+
+    player = NetworkPlayer(PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata")).eval(),
+                           time_per_move=0.1, device="cpu")
+    player.memory_bytes = 60 * 2**20
+    sizes = {}
+    for size in (15, 20):
+        player.reset(GameConfig(width=size))
+        sizes[size] = player.cache_capacity()
+    assert 0 < sizes[20] < sizes[15]

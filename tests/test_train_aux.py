@@ -10,6 +10,7 @@ import torch
 
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.game.constants import BLACK
+from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.selfplay.records import GameRecord
 from alphagomoku.train.augment import make_batch
@@ -77,20 +78,22 @@ def test_the_reply_target_is_the_next_plys_policy():
 
 
 def test_the_reply_turns_with_its_position():
+    """Under the random symmetry of each sample, the reply target turns exactly as the planes
+    do (the symmetry is read back from the planes, which the board's stones pin down)."""
     rec = hand_game()
     buf = ReplayBuffer(GAME, 100)
     buf.add_game(rec)
     plain = make_batch(buf, np.arange(9), None, GAME)
     turned = make_batch(buf, np.arange(9), np.random.default_rng(5), GAME)
+    moved = 0
     for j in np.flatnonzero(buf.reply[:9]):
-        # The same symmetry moved the policy and the reply: the reply's point relative to the
-        # policy's is what a symmetry keeps, their distance.
-        def where(p):
-            k = int(p.argmax())
-            return np.array(divmod(k, 9))
-        before = np.abs(where(plain.reply[j]) - where(plain.policy[j])).sum()
-        after = np.abs(where(turned.reply[j]) - where(turned.policy[j])).sum()
-        assert before == after
+        ks = [k for k in valid_symmetries(9, 9)
+              if np.array_equal(transform_planes(plain.planes[j:j + 1], k)[0], turned.planes[j])]
+        assert len(ks) == 1, ks
+        np.testing.assert_array_equal(turned.reply[j],
+                                      transform_policy(plain.reply[j:j + 1], ks[0], 9, 9)[0])
+        moved += ks[0] != 0
+    assert moved > 0   # some sample did turn
 
 
 def test_an_overwritten_next_slot_is_no_reply():

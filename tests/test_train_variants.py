@@ -66,6 +66,13 @@ def test_tasks_follow_the_weights(rng):
     counts = [sum(v.name == "9x9-freestyle" for v in assign_variants(vs, 3, rng))
               for _ in range(1000)]
     assert set(counts) == {2, 3} and 2.18 < np.mean(counts) < 2.32
+    # Several left-over tasks: each variant still gets its share on average.
+    six = run_variants(15, "freestyle", 5, "15:3,20:1", "freestyle,standard,renju:2")
+    totals = np.zeros(len(six))
+    for _ in range(4000):
+        for v in assign_variants(six, 2, rng):
+            totals[six.index(v)] += 1
+    np.testing.assert_allclose(totals / 4000, [2 * v.weight for v in six], atol=0.03)
 
 
 def test_each_variant_has_its_buffer_and_batches_come_in_proportion(tmp_path, rng):

@@ -11,7 +11,7 @@ import torch
 
 from alphagomoku.game import BLACK, WHITE, GameConfig, Position, solve_vcf
 from alphagomoku.game import vcf
-from alphagomoku.game.constants import NUM_PLANES, VCF_PLANES
+from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
 from alphagomoku.mcts import Forest, SearchConfig, search
 from alphagomoku.mcts.search import fit_to_evaluator
 from alphagomoku.nn import ModelConfig, PolicyValueNet
@@ -210,22 +210,27 @@ def test_a_network_with_vcf_planes_runs_a_forward_pass():
         model(torch.from_numpy(pos.planes()[None]))
 
 
-def test_a_planes_network_cut_to_run_without_the_solver_answers_as_with_both_planes_zero(rng):
+@pytest.mark.parametrize("arch", ["az", "kata"])
+def test_a_planes_network_cut_to_run_without_the_solver_answers_as_with_both_planes_zero(rng, arch):
+    """The VCF planes cut out of the first layer; a kata network keeps its rule planes, which
+    come after them."""
     torch.manual_seed(3)
-    model = PolicyValueNet(ModelConfig.preset("tiny", 9, vcf_plane_budget=50)).eval()
+    model = PolicyValueNet(ModelConfig.preset("tiny", 9, vcf_plane_budget=50, arch=arch)).eval()
     with torch.no_grad():  # weights the planes visibly move, as a trained network's do
         model.stem[0].weight[:, NUM_PLANES:] += 1.0
     cut = without_vcf_planes(model)
-    assert cut.config.vcf_plane_budget == 0 and cut.config.num_planes == NUM_PLANES
-    cfg = GameConfig(width=9)
-    found = [pos.planes(BIG) for pos in positions(cfg, rng, 40)]
-    planes = np.stack([p for p in found if p[NUM_PLANES:].any()][:8])
+    rules = RULE_PLANES if arch == "kata" else 0
+    assert cut.config.vcf_plane_budget == 0 and cut.config.num_planes == NUM_PLANES + rules
+    cfg = GameConfig(width=9, rule="standard")
+    found = [pos.planes(BIG, rule_planes=bool(rules)) for pos in positions(cfg, rng, 40)]
+    planes = np.stack([p for p in found if p[NUM_PLANES:NUM_PLANES + VCF_PLANES].any()][:8])
     assert len(planes) > 0  # some positions do light a plane, so the cut is tested where it matters
     blind = planes.copy()
-    blind[:, NUM_PLANES:] = 0
+    blind[:, NUM_PLANES:NUM_PLANES + VCF_PLANES] = 0
+    without = np.delete(planes, [NUM_PLANES, NUM_PLANES + 1], axis=1)
     with torch.no_grad():
         want_p, want_v = model(torch.from_numpy(blind))
-        got_p, got_v = cut(torch.from_numpy(planes[:, :NUM_PLANES].copy()))
+        got_p, got_v = cut(torch.from_numpy(without))
         lit_p, _ = model(torch.from_numpy(planes))
     torch.testing.assert_close(got_p, want_p)
     torch.testing.assert_close(got_v, want_v)

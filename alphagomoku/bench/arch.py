@@ -35,6 +35,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def _as_arch(cfg, arch: str):
+    """The recipe's self-play with a network of shape ``arch``; for az, without what only a
+    kata network has (auxiliary targets, several boards or rules), which self-play does not
+    use anyway."""
+    from alphagomoku.bench import UsageError
+    from alphagomoku.train.config import ConfigError
+
+    changes = {"model_arch": arch}
+    if arch == "az":
+        changes.update(aux_reply_weight=0.0, soft_policy_weight=0.0, short_value_weight=0.0,
+                       board_sizes="", rules="")
+    try:
+        return dataclasses.replace(cfg, **changes)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
 def run(args) -> dict:
     import torch
 
@@ -60,7 +77,7 @@ def run(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         setups = {}
         for arch in runs:
-            cfg = dataclasses.replace(base, model_arch=arch)
+            cfg = _as_arch(base, arch)
             torch.manual_seed(args.seed)
             model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
                                                       vcf_plane_budget=cfg.vcf_plane_budget,

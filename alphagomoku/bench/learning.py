@@ -170,12 +170,12 @@ def split_timed_rung(rung: str) -> tuple[str, float | None]:
     sides search in that match (None: the snapshot plays --net-simulations, the opponent its
     spec's). ValueError for a time that is not a positive number."""
     spec, at, seconds = rung.rpartition("@")
-    if not at:
-        return rung, None
     try:
         value = float(seconds)
     except ValueError:
-        value = 0.0
+        return rung, None   # an '@' inside a path or an engine's command, not a time
+    if not at:
+        return rung, None
     if not value > 0:
         raise ValueError(f"{rung!r}: the time after '@' must be a positive number of seconds")
     return spec, value
@@ -208,6 +208,7 @@ def play_ladder(report: dict, run_dir: Path, games: list, workers: int, device: 
     same settings is not played again, and snapshots of the same epoch share their results."""
     from alphagomoku.atomic import atomic_write_text
     from alphagomoku.eval.arena import run_arena
+    from alphagomoku.eval.specs import PlayerSpecError, check_player_spec
 
     ladder = report["ladder"]
     settings = {k: ladder[k] for k in ("games", "net_simulations", "opening_moves", "seed")}
@@ -227,6 +228,12 @@ def play_ladder(report: dict, run_dir: Path, games: list, workers: int, device: 
                         continue
                 shutil.rmtree(where / "games", ignore_errors=True)  # a replay with other settings
                 opponent, seconds = split_timed_rung(rung)
+                try:
+                    check_player_spec(opponent, game)
+                except PlayerSpecError as e:
+                    # A network with dense heads plays one board: no match on the others.
+                    log(f"{key}: not played ({e})")
+                    continue
                 net = f"net:{run_dir / 'snapshots' / entry['file']}"
                 if seconds is None:
                     net += f":{ladder['net_simulations']}"

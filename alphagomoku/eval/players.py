@@ -773,6 +773,7 @@ class NetworkPlayer(_SearchPlayer):
             label = Path(source).name if isinstance(source, (str, Path)) else "model"
         self.eval_cache = eval_cache
         self.cache: EvaluationCache | None = None  # this game's, once the search first asks
+        self.game_area: int | None = None  # points of the board of the game being played
         self.simulations = simulations
         self.time_per_move = time_per_move
         self.seed = seed
@@ -798,7 +799,8 @@ class NetworkPlayer(_SearchPlayer):
         config = getattr(self.model, "config", None)
         if self.memory_bytes is None or config is None:
             return self.eval_cache
-        area = config.width * config.height
+        # The game's board: a network that plays every size was trained on one of them.
+        area = self.game_area or config.width * config.height
         left = self.memory_bytes - tree_cap(self.memory_bytes, area,
                                             MAX_TIMED_SIMULATIONS) * node_bytes(area)
         return min(self.eval_cache, max(0, left // entry_bytes(area, config.num_planes)))
@@ -818,4 +820,5 @@ class NetworkPlayer(_SearchPlayer):
         if config is not None and not config.plays(game.width, game.height):
             raise ValueError(f"the network ({config.label}) plays {config.boards_played}; this "
                              f"game is {game.width}x{game.height}")
+        self.game_area = game.area
         self._warm_up(game)

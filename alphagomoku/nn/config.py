@@ -70,8 +70,9 @@ class ModelConfig:
         if self.num_planes == NUM_PLANES:
             object.__setattr__(self, "num_planes", want)
         if self.num_planes != want:
-            raise ValueError(f"a model with vcf_plane_budget {v} reads {want} input planes, "
-                             f"not {self.num_planes!r}")
+            rules = f" and arch {self.arch!r}" if self.rule_planes else ""
+            raise ValueError(f"a model with vcf_plane_budget {v}{rules} reads {want} input "
+                             f"planes, not {self.num_planes!r}")
         for name in ("width", "height"):
             v = getattr(self, name)
             if not _is_int(v) or not MIN_SIZE <= v <= MAX_SIZE:
@@ -222,6 +223,12 @@ class ModelConfig:
         convs = 1 + 2 * self.blocks
         per_position = self.channels * self.area * convs * bytes_per_value
         return int(per_position * batch_size * factor)
+
+
+def reads_rule_planes(evaluator) -> bool:
+    """Whether ``evaluator``'s network (its ``config``, when it has one) reads the rule planes:
+    what every caller that builds planes itself passes to ``Position.planes``."""
+    return bool(getattr(getattr(evaluator, "config", None), "rule_planes", False))
 
 
 def _is_int(v) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import torch
 
-from alphagomoku.game.constants import NUM_PLANES
+from alphagomoku.game.constants import NUM_PLANES, VCF_PLANES
 from alphagomoku.nn.io import unwrap
 from alphagomoku.nn.model import PolicyValueNet
 
@@ -28,7 +28,9 @@ def without_vcf_planes(model: torch.nn.Module) -> PolicyValueNet:
     config = replace(net.config, vcf_plane_budget=0, num_planes=NUM_PLANES)
     state = {k: v.detach().clone() for k, v in net.state_dict().items()}
     stem = "stem.0.weight"  # the first convolution: (channels, planes, 3, 3)
-    state[stem] = state[stem][:, :NUM_PLANES].contiguous()
+    # The VCF planes follow the first NUM_PLANES; the rule planes, if any, come after them.
+    kept = torch.cat([state[stem][:, :NUM_PLANES], state[stem][:, NUM_PLANES + VCF_PLANES:]], dim=1)
+    state[stem] = kept.contiguous()
     out = PolicyValueNet(config)
     out.load_state_dict(state)
     return out.to(next(net.parameters()).device).eval()

@@ -26,6 +26,7 @@ import numpy as np
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK
 from alphagomoku.game.position import IllegalMoveError, Position
+from alphagomoku.nn.config import reads_rule_planes
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
     best_moves: list[int] = []
     best_value = np.inf
     calls = 0
-    rule_planes = bool(getattr(getattr(evaluator, "config", None), "rule_planes", False))
+    rule_planes = reads_rule_planes(evaluator)
     for _ in range(settings.retries):
         batch = []
         while len(batch) < settings.candidates:

@@ -142,6 +142,8 @@ class TrainConfig:
         need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
         need(self.model_preset in MODEL_PRESETS, "model_preset",
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        need(self.model_arch in MODEL_ARCHS, "model_arch",
+             f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         try:
             mix = run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes,
                                self.rules)
@@ -159,8 +161,6 @@ class TrainConfig:
              "several board sizes need a network that plays every size: add --model-arch kata")
         need(len(rules) == 1 or self.model_arch == "kata", "rules",
              "several rules need a network that reads the rule: add --model-arch kata")
-        need(self.model_arch in MODEL_ARCHS, "model_arch",
-             f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
             need(getattr(self, name) >= 0, name, "must be 0 (off) or more")
             need(getattr(self, name) == 0 or self.model_arch == "kata", name,

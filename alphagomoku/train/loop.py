@@ -117,7 +117,9 @@ class Trainer:
         self.epoch = 0
         self.saved_epoch = 0  # the newest checkpoint on disk
         self.lopsided_epochs = 0  # epochs in a row with one colour above collapse_share
-        self.opening_target = 0.0  # black's value that counts as an even opening (openings.steer_target)
+        # Black's value that counts as an even opening (openings.steer_target), for each board
+        # and rule: what is even differs between them (renju, say, is kinder to white).
+        self.opening_targets = {v.name: 0.0 for v in self.variants}
         self.best_elo = 0.0  # rating of the best network relative to the untrained one
         self.clock: WallClock | None = None  # started by run(); see alphagomoku.train.budget
         self.spent_seconds = 0.0  # wall time of earlier sessions of this run
@@ -204,7 +206,10 @@ class Trainer:
         self.epoch = self.saved_epoch = int(state["epoch"])
         self.best_elo = float(state.get("best_elo", 0.0))
         self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
-        self.opening_target = float(state.get("opening_target", 0.0))
+        saved_targets = state.get("opening_targets") or {
+            self.variants[0].name: float(state.get("opening_target", 0.0))}
+        for name in self.opening_targets:
+            self.opening_targets[name] = float(saved_targets.get(name, 0.0))
         self.spent_seconds = float(state.get("wall_seconds", 0.0))
         try:
             buffer_epoch = self.buffers.load(self.run_dir)
@@ -224,6 +229,15 @@ class Trainer:
     @property
     def mixed(self) -> bool:
         return len(self.variants) > 1
+
+    @property
+    def opening_target(self) -> float:
+        """The main board and rule's even opening for black (the one the log and metrics show)."""
+        return self.opening_targets[self.variants[0].name]
+
+    @opening_target.setter
+    def opening_target(self, value: float) -> None:
+        self.opening_targets[self.variants[0].name] = value
 
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -329,11 +343,13 @@ class Trainer:
         records, games = self._self_play(pool, weights, epoch, row)
         self._watch_colours(row)
         row["opening_target"] = self.opening_target
-        self.opening_target = steer_target(self.opening_target, row["opening_black_wins"],
-                                           row["opening_white_wins"], row["opening_games"],
-                                           self.cfg.opening_balance_gain)
         for v in self.variants:
             mine = [r for r, g in zip(records, games) if g == v.game]
+            counts = colour_counts(mine)
+            self.opening_targets[v.name] = steer_target(
+                self.opening_targets[v.name], counts["opening_black_wins"],
+                counts["opening_white_wins"], counts["opening_games"],
+                self.cfg.opening_balance_gain)
             if mine:
                 suffix = "" if v is self.variants[0] else f"-{v.name}"
                 save_games(self.run_dir / "games" / f"epoch_{epoch:06d}{suffix}.npz", mine, v.game)
@@ -418,7 +434,8 @@ class Trainer:
         for n, variant in zip(sizes, plan):
             seed = int(self.rng.integers(2**31))
             tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch,
-                                      opening_black_target=self.opening_target,
+                                      opening_black_target=self.opening_targets[
+                                          (variant or self.variants[0]).name],
                                       game=None if variant is None else variant.game))
         records: list = []
         games: list = []
@@ -480,7 +497,11 @@ class Trainer:
             self.log(f"buffer holds {len(self.buffers)} < {cfg.min_buffer_positions} positions: no training yet")
             row["train_steps"] = 0
             return
-        probe = self._tensors(self.buffer.sample_indices(min(512, len(self.buffer)), self.rng), augment=False)
+        # The policy's change over the epoch, measured on one buffer's positions (in a mixed
+        # run the main board may have none yet).
+        probe_variant, probe_buffer = self._pick_buffer(least=1)
+        probe = self._tensors(probe_buffer.sample_indices(min(512, len(probe_buffer)), self.rng),
+                              augment=False, buffer=probe_buffer, game=probe_variant.game)
         old_log_p = self._log_policy(probe[0])
         self.model.train()
         aux = AuxWeights(reply=cfg.aux_reply_weight, soft_policy=cfg.soft_policy_weight,
@@ -494,7 +515,7 @@ class Trainer:
                 self.dist.step_hook(epoch, step, self.buffer)
                 if self.mixed:
                     # One variant a batch: its planes share one board size.
-                    variant, buffer = self.buffers.pick(self.rng, least=1)
+                    variant, buffer = self._pick_buffer(least=cfg.batch_size)
                     batch = self._tensors(buffer.sample_indices(cfg.batch_size, self.rng),
                                           buffer=buffer, game=variant.game)
                 else:
@@ -522,6 +543,14 @@ class Trainer:
             **{f"{k}_loss": sums[k] / steps for k in ("reply", "soft_policy", "short_value")
                if k in sums},
         )
+
+    def _pick_buffer(self, least: int):
+        """A variant and its buffer, drawn by positions held among those holding ``least``
+        (any that holds positions when none does yet)."""
+        try:
+            return self.buffers.pick(self.rng, least)
+        except ValueError:
+            return self.buffers.pick(self.rng, 1)
 
     def _tensors(self, indices: np.ndarray, augment: bool = True, buffer=None, game=None):
         batch = make_batch(buffer or self.buffer, indices, self.rng if augment else None,
@@ -552,6 +581,7 @@ class Trainer:
             "best_elo": self.best_elo,
             "lopsided_epochs": self.lopsided_epochs,
             "opening_target": self.opening_target,
+            "opening_targets": dict(self.opening_targets),
             "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
             "world_size": self.dist.world_size,
         }

@@ -51,7 +51,8 @@ class AuxWeights:
     * ``short_value``: the short-term value (:func:`alphagomoku.train.buffer.short_term_values`);
     * ``surprise``: each sample weighted ``(1 - surprise) + surprise * KL / mean KL``, the KL
       from the search policy to the network's: positions where the search disagreed with the
-      network count more.
+      network count more. It scales a sample's value term as well as its policy term (KataGo
+      weighs value surprise apart, and less; one weight keeps this to one setting).
     """
 
     reply: float = 0.0

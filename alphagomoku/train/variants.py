@@ -80,15 +80,19 @@ def run_variants(board_size: int, rule: str, n_in_row: int, board_sizes: str = "
 
 def assign_variants(variants: list[Variant], tasks: int, rng: np.random.Generator) -> list[Variant]:
     """A variant for each of ``tasks`` tasks: each variant gets its share of them rounded down,
-    the tasks left over go to variants drawn by what rounding took from them (so each variant's
-    expected count is its exact share), and the order is shuffled."""
+    and the tasks left over go to variants by systematic sampling of what rounding took from
+    them (one uniform draw, then every whole step of the running sum), so each variant's
+    expected count is its exact share and none gets two of the left-over tasks. The order is
+    shuffled."""
     shares = np.array([v.weight * tasks for v in variants])
     counts = np.floor(shares).astype(int)
     left = tasks - int(counts.sum())
     if left:
-        rest = shares - counts
-        for k in rng.choice(len(variants), size=left, replace=False, p=rest / rest.sum()):
-            counts[int(k)] += 1
+        edges = np.cumsum(shares - counts)
+        points = rng.random() + np.arange(left)
+        # min: the running sum may fall a rounding error short of ``left``.
+        picked = np.minimum(np.searchsorted(edges, points, side="right"), len(variants) - 1)
+        counts += np.bincount(picked, minlength=len(variants))
     out = [v for v, n in zip(variants, counts) for _ in range(n)]
     return [out[i] for i in rng.permutation(len(out))]
 
@@ -122,6 +126,8 @@ class VariantBuffers:
                  if len(self.buffers[v.name]) >= least]
         if not ready:
             raise ValueError(f"no variant's buffer holds {least} positions yet")
+        if len(ready) == 1:
+            return ready[0]   # no draw: a run of one variant keeps its random stream as it was
         sizes = np.array([len(b) for _, b in ready], dtype=np.float64)
         return ready[int(rng.choice(len(ready), p=sizes / sizes.sum()))]
 
