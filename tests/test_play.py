@@ -140,7 +140,7 @@ def test_evaluate_script_plays_balanced_openings(tmp_path):
     assert len(stones) == 1 and 2 <= stones.pop() <= 6  # one opening, played with each colour
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
                    "--board-size", "9", "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL))
-    assert r.returncode == 1 and "plays 15x15, not 9x9" in r.stderr
+    assert r.returncode == 1 and "plays 15x15 boards, not 9x9" in r.stderr
 
 
 def test_evaluate_script_json_and_records(tmp_path):
