@@ -243,6 +243,12 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
+        from alphagomoku.nn.simulated import refuse_in_training
+
+        try:
+            refuse_in_training(data)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
