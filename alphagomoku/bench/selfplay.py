@@ -14,6 +14,12 @@ each ratio the median of the repeats' ratios (``..._runs`` lists them). Each spe
 given per second of the workers' CPU time (``positions_per_cpu_second``,
 ``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
 
+``--simulated-device LAUNCH_MS,PER_POSITION_US`` measures the overlap of tree work and device
+time instead, on any machine: one worker's games in this process against a stand-in
+launch-bound device (:mod:`alphagomoku.nn.simulated`, a measuring tool), with one group (the
+plain loop, where the two times add) and with ``--groups`` groups, beside the bound
+min(the worker's CPU-only rate, the device's rate at its batches).
+
 ``--profile`` answers where a worker's time goes instead: one worker's games in this process
 under cProfile, per backend, with the search kernels' cost a leaf.
 """
@@ -72,6 +78,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="timed runs per worker count and backend, taking turns (default 3)")
+    p.add_argument("--simulated-device", metavar="LAUNCH_MS,PER_POSITION_US",
+                   help="measure one worker in this process against a stand-in launch-bound "
+                        "device (a measuring tool, made-up outputs): CPU-only, one group and "
+                        "--groups groups, beside the bound min(CPU-only rate, device rate)")
+    p.add_argument("--groups", type=_positive_int,
+                   help="batches in flight per worker: its games split into this many groups "
+                        "(default: the recipe's; 2 with --simulated-device)")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing the pool, profile one worker's games in this process "
                         "(cProfile, one thread, each backend): where its time goes, and the "
@@ -88,6 +101,8 @@ def recipe_config(args):
              "simulations": args.simulations, "games_per_task": args.games_per_worker,
              "games_at_once": args.games_at_once, "vcf_plane_budget": args.vcf_plane_budget,
              "eval_cache": args.eval_cache}
+    if getattr(args, "groups", None) is not None:
+        flags["selfplay_groups"] = args.groups
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -216,6 +231,62 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
     }
 
 
+def _simulated(spec, config, launch_ms: float, per_position_us: float, games: int, groups: int,
+               seed: int, repeats: int) -> dict:
+    """One worker's games against the stand-in device: CPU-only (a device that takes no time),
+    one group and ``groups`` groups, taking turns ``repeats`` times; medians and the runs."""
+    import dataclasses
+
+    from alphagomoku.nn.simulated import SimulatedDevice
+    from alphagomoku.selfplay.game_loop import play_games
+
+    def once(launch, per, g):
+        dev = SimulatedDevice(config, launch, per, seed)
+        settings = dataclasses.replace(spec.settings, groups=g)
+        t0, c0 = time.perf_counter(), time.process_time()
+        records, stats = play_games(dev, spec.game, spec.search, settings, games, seed)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        positions = sum(r.length - r.opening for r in records)
+        return {"positions_per_second": positions / wall,
+                "positions_per_cpu_second": positions / cpu,
+                # The device's own limit for this work: its positions in its busy time.
+                "device_positions_per_second": positions / dev.busy_seconds
+                if dev.busy_seconds else float("inf"),
+                "mean_device_batch": dev.positions / max(1, dev.calls),
+                "wall_seconds": wall}
+
+    once(0.0, 0.0, groups)  # compiled and warm before any clock starts
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, launch, per, g in (("cpu_only", 0.0, 0.0, 1), ("one_group", launch_ms,
+                                     per_position_us, 1), ("groups", launch_ms, per_position_us,
+                                                           groups)):
+            for k, v in once(launch, per, g).items():
+                runs.setdefault(f"{name}_{k}", []).append(v)
+    out: dict = {"simulated_device": f"{launch_ms:g} ms a call, {per_position_us:g} us a "
+                                     f"position (a stand-in: a measuring tool)",
+                 "groups": groups, "games": games, "repeats": repeats}
+    for key, values in runs.items():
+        if key.startswith("cpu_only_") and "device" in key:
+            continue
+        out[key] = float(np.median(values))
+    # The bound of each repeat: min(CPU-only rate, the device's rate at the overlapped run's
+    # batches); each share is the median over the repeats, the runs listed beside it.
+    for name in ("one_group", "groups"):
+        shares = [r / min(c, d) for r, c, d in zip(runs[f"{name}_positions_per_second"],
+                                                   runs["cpu_only_positions_per_second"],
+                                                   runs["groups_device_positions_per_second"])]
+        out[f"{name}_share_of_bound"] = float(np.median(shares))
+        out[f"{name}_share_of_bound_runs"] = [round(x, 3) for x in shares]
+    out["bound_positions_per_second"] = float(np.median(
+        [min(c, d) for c, d in zip(runs["cpu_only_positions_per_second"],
+                                   runs["groups_device_positions_per_second"])]))
+    out["groups_over_one_group"] = float(np.median(
+        [b / a for a, b in zip(runs["one_group_positions_per_second"],
+                               runs["groups_positions_per_second"])]))
+    return out
+
+
 def _sample_gpu(stop, samples: list) -> None:
     """GPU utilisation every half second while the workers play (needs pynvml)."""
     import torch
@@ -289,6 +360,20 @@ def run(args) -> dict:
     # Once here, as the trainer does: with a cold cache each spawned worker would compile the
     # kernels itself (on a fresh GPU machine a run with 8 workers took over 95 s, a warm one 29 s).
     compile_selfplay_kernels(cfg.game)
+    if args.simulated_device:
+        from alphagomoku.bench import UsageError
+        from alphagomoku.nn.simulated import parse_simulated_device
+
+        try:
+            launch, per = parse_simulated_device(args.simulated_device)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        groups = args.groups or 2
+        return {"recipe": args.recipe, "preset": preset, "search": cfg.search,
+                "simulations": cfg.simulations, "vcf_plane_budget": cfg.vcf_plane_budget,
+                "eval_cache": cfg.eval_cache, **_simulated(
+                    spec, model.config, launch, per, cfg.games_per_task, groups, args.seed,
+                    args.repeats)}
     if args.profile:
         return {"recipe": args.recipe, "preset": preset, **{
             f"{b}_{k}": v for b in backends

@@ -139,6 +139,12 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
                 state.backend = spec.inference_backend
         if spec.num_gpus:
             state.device_line += f" (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})"
+        groups = getattr(spec.settings, "groups", 1)
+        if choice.kind == "cuda" or groups > 1:
+            # The self-play layout a GPU worker runs (auto on CUDA: see train.loop.selfplay_groups).
+            state.device_line += (f"; self-play: {spec.settings.games_at_once} games at once in "
+                                  f"{groups} group{'s' if groups > 1 else ''}, one batch in "
+                                  f"flight each")
     except Exception as e:  # noqa: BLE001 - reported through the first task
         state.init_error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
         state.device_line = f"[worker {index}] FAILED to set up device {spec.device!r}: {e}"
