@@ -85,6 +85,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", type=_positive_int,
                    help="batches in flight per worker: its games split into this many groups "
                         "(default: the recipe's; 2 with --simulated-device)")
+    p.add_argument("--graphs", choices=("auto", "off"),
+                   help="GPU workers' CUDA graphs: auto (at fixed batch sizes) or off (eager, "
+                        "the old path); default: the recipe's, auto")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing the pool, profile one worker's games in this process "
                         "(cProfile, one thread, each backend): where its time goes, and the "
@@ -103,6 +106,8 @@ def recipe_config(args):
              "eval_cache": args.eval_cache}
     if getattr(args, "groups", None) is not None:
         flags["selfplay_groups"] = args.groups
+    if getattr(args, "graphs", None) is not None:
+        flags["cuda_graphs"] = args.graphs
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -215,8 +220,17 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
     leaves = max(1, stats["evaluations"])
 
     def kernel_us(name: str) -> float:
+        # The forest calls a kernel through its compiled entry point, which cProfile lists as
+        # a built-in ("<built-in method gather ...>"); the plain dispatcher as kernels.py's.
         return 1e6 * sum(v[2] for k, v in rows.items()
-                         if k[2] == name and k[0].endswith("mcts/kernels.py")) / leaves
+                         if (k[2] == name and k[0].endswith("mcts/kernels.py"))
+                         or (k[0] == "~" and k[2] == f"<built-in method alphagomoku.mcts."
+                                                     f"kernels.{name}>")
+                         ) / leaves
+
+    def forest_us(name: str) -> float:  # Forest.<name>, the Python around the kernel included
+        return 1e6 * sum(v[3] for k, v in rows.items()
+                         if k[2] == name and k[0].endswith("mcts/forest.py")) / leaves
 
     return {
         "positions_per_second": sum(r.length for r in records) / wall,
@@ -224,6 +238,9 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
         # gather: selection, planes (and the VCF planes' solver calls); apply: expansion, backup.
         "gather_us_per_leaf": kernel_us("gather"),
         "apply_us_per_leaf": kernel_us("apply"),
+        "forest_gather_us_per_leaf": forest_us("gather"),
+        "forest_apply_us_per_leaf": forest_us("apply"),
+        "groups": stats.get("groups", 1),
         "top_own_seconds": [[name, round(sec, 3)] for sec, name in own[:top]],
         # A task's games start together and end apart, so its last steps send small batches.
         "mean_batch_by_tenth": [round(float(part.mean()), 1)
@@ -394,6 +411,8 @@ def run(args) -> dict:
         "backends": ",".join(backends),
         "backends_left_out": left_out,
         "amp": args.amp,
+        "groups": spec.settings.groups,
+        "cuda_graphs": spec.cuda_graphs if choice.kind == "cuda" else "n/a (not CUDA)",
     }
     counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
     with tempfile.TemporaryDirectory() as tmp:

@@ -143,6 +143,13 @@ class Evaluator:
             graphs = f", {self._static_note}" if self._static_note else ", CUDA graphs"
         return f"{self.config.label} on {self.device} ({precision}{compiled}{graphs})"
 
+    def disable_graphs(self) -> None:
+        """Run eagerly from now on, unpadded (``--graphs off``: the old path, for comparison)."""
+        self.graphs = False
+        self.batch_sizes = ()
+        self._static = None
+        self._static_note = ""
+
     @property
     def overlaps(self) -> bool:
         """Whether :meth:`submit` returns before the batch is done (on CUDA)."""

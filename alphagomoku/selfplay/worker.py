@@ -31,6 +31,7 @@ class WorkerSpec:
     threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
     inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.backend)
     inference_amp: str = "auto"      # auto | on | off: the torch evaluator's mixed precision
+    cuda_graphs: str = "auto"        # auto | off: CUDA graphs for a GPU worker's forward pass
 
 
 def worker_devices(choice, request: str) -> tuple[str, int]:
@@ -185,6 +186,8 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
             amp=state.spec.inference_amp,
             log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
         state.version = task.weights_version
+        if state.spec.cuda_graphs == "off" and hasattr(state.evaluator, "disable_graphs"):
+            state.evaluator.disable_graphs()
     settings = state.spec.settings
     if settings.openings is not None:
         openings = replace(settings.openings, black_target=task.opening_black_target)

@@ -86,7 +86,8 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
     # process on shared cores were measured 10-100x slower per forward pass, not faster.
     return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
                       num_gpus=num_gpus, threads_per_worker=1,
-                      inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp)
+                      inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp,
+                      cuda_graphs=cfg.cuda_graphs)
 
 
 class Trainer:
