@@ -187,3 +187,15 @@ def test_the_cache_answers_through_submit_as_through_a_call():
     assert cache.misses == 3 + 5 and cache.hits == 1  # row 4 repeats row 1 in one batch
     third = cache.submit(planes, legal)
     assert isinstance(third, Ready) and np.array_equal(third.result()[1], want_v)
+
+
+def test_groups_default_to_two_on_cuda_and_one_elsewhere():
+    from alphagomoku.train.config import ConfigError, TrainConfig
+    from alphagomoku.train.loop import selfplay_groups
+
+    cfg = TrainConfig()
+    assert cfg.selfplay_groups == 0 and cfg.cuda_graphs == "auto"
+    assert selfplay_groups(cfg, "cuda") == 2 and selfplay_groups(cfg, "cpu") == 1
+    assert selfplay_groups(TrainConfig(selfplay_groups=3), "cpu") == 3
+    with pytest.raises(ConfigError, match="cuda-graphs"):
+        TrainConfig(cuda_graphs="sometimes")

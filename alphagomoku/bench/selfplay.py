@@ -21,7 +21,8 @@ plain loop, where the two times add) and with ``--groups`` groups, beside the bo
 min(the worker's CPU-only rate, the device's rate at its batches).
 
 ``--profile`` answers where a worker's time goes instead: one worker's games in this process
-under cProfile, per backend, with the search kernels' cost a leaf.
+under cProfile, per backend, with the search kernels' cost a leaf, in the thread's CPU time
+(not wall time, which swings with other load on a shared machine).
 """
 
 from __future__ import annotations
@@ -208,7 +209,9 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
 
     counted.config = getattr(ev, "config", None)  # the search checks the network's VCF planes
 
-    profiler = cProfile.Profile()
+    # CPU time of this thread, not wall time: on a shared machine the wall-clock figures swing
+    # with the other load (51 to 88 us a leaf for the same gather, one minute apart).
+    profiler = cProfile.Profile(time.thread_time)
     t0 = time.perf_counter()
     profiler.enable()
     records, stats = play_games(counted, spec.game, spec.search, spec.settings, games, seed)
