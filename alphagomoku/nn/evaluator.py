@@ -207,7 +207,11 @@ class Evaluator:
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         if self.amp_dtype is not None:
-            with torch.autocast(self.device.type, dtype=self.amp_dtype):
+            # No cast-weight cache with graphs: a captured graph must cast the weights itself on
+            # every replay, or it would keep the half-precision copies of the weights it was
+            # captured with after load_state_dict (PyTorch's CUDA graphs notes ask for this).
+            with torch.autocast(self.device.type, dtype=self.amp_dtype,
+                                cache_enabled=not self.graphs):
                 logits, value = self._forward(x)
         else:
             logits, value = self._forward(x)

@@ -180,11 +180,19 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         from alphagomoku.nn.io import load_model
 
         model = load_model(task.weights_path, device=state.device)
-        # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
-        state.evaluator = make_evaluator(
-            model, state.device, state.backend, threads=state.spec.threads_per_worker,
-            amp=state.spec.inference_amp,
-            log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
+        old = state.evaluator
+        if getattr(old, "graphs", False) and getattr(old, "config", None) == model.config:
+            # CUDA graphs are captured once per worker: new weights are copied into the
+            # captured network's own tensors, which the graphs read.
+            old.load_state_dict(model.state_dict())
+            state.version = task.weights_version
+        if state.version != task.weights_version:
+            # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
+            state.evaluator = make_evaluator(
+                model, state.device, state.backend, threads=state.spec.threads_per_worker,
+                amp=state.spec.inference_amp,
+                log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr,
+                                       flush=True))
         state.version = task.weights_version
         if state.spec.cuda_graphs == "off" and hasattr(state.evaluator, "disable_graphs"):
             state.evaluator.disable_graphs()
