@@ -68,9 +68,9 @@ step overlap_simulated 150 $PY scripts/benchmark.py selfplay --simulated-device 
     --games-per-worker 64 --repeats 3 --json
 for preset in tiny small; do
     # Old default (one group, no graphs) beside the new (two groups, graphs): same workers.
-    step "selfplay_${preset}_groups1" 240 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+    step "selfplay_${preset}_groups1" 300 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
         --preset "$preset" --workers 1,2,4,8 --repeats 1 --groups 1 --graphs off --json
-    step "selfplay_${preset}_groups2" 240 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+    step "selfplay_${preset}_groups2" 300 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
         --preset "$preset" --workers 1,2,4,8 --repeats 1 --groups 2 --json
     step "nn_${preset}" 90 $PY scripts/benchmark.py nn --device "$DEVICE" --presets "$preset" \
         --batch-sizes 16,64,1024 --json
