@@ -98,7 +98,7 @@ class Recorder:
         return priors.astype(np.float32), np.zeros(n, np.float32)
 
 
-@pytest.mark.parametrize("rule", ["freestyle", "renju"])
+@pytest.mark.parametrize("rule", ["freestyle", "standard", "renju"])
 def test_the_search_leaves_carry_the_same_planes(rule, rng):
     """Every leaf the kernels hand to the network: its VCF planes are the solver's answer for
     the board its other planes show, and its first five planes are what they were without."""
@@ -237,3 +237,27 @@ def test_a_planes_network_cut_to_run_without_the_solver_answers_as_with_both_pla
     assert not torch.allclose(lit_p, want_p)  # the planes were read: cutting them changes answers
     with pytest.raises(ValueError, match="reads no VCF planes"):
         without_vcf_planes(cut)
+
+
+@pytest.mark.parametrize("rule", ["freestyle"])
+def test_a_defender_stone_never_makes_a_vcf(rule, rng):
+    """What the search's spared solver calls rest on (mcts.tree.OPP_NO_VCF): where a side has
+    no VCF, it has none after any stone of its opponent, under freestyle rules. (Not under
+    standard rules: an extra defender stone can make the defender's five an overline.)"""
+    cfg = GameConfig(width=9, rule=rule)
+    state = vcf.allocate_state(cfg.area)
+    checked = 0
+    for pos in positions(cfg, rng, 12):
+        for attacker in (1, 2):
+            board = pos.board.copy()
+            won, _, _ = vcf.solve_with(board, 9, 9, 5, cfg.rule_id, attacker, -1, BIG, 0, state)
+            if won != vcf.NONE:
+                continue
+            for m in np.flatnonzero(board == 0):
+                board[m] = 3 - attacker
+                after, _, _ = vcf.solve_with(board, 9, 9, 5, cfg.rule_id, attacker, -1, BIG, 0,
+                                             state)
+                board[m] = 0
+                assert after != vcf.WIN, (pos.moves, attacker, int(m))
+                checked += 1
+    assert checked > 500

@@ -5,7 +5,11 @@
 #   3. self-play on spawned CUDA workers against that raw forward rate, in mixed precision
 #      (bf16, or fp16 below compute capability 8.0) and in fp32;
 #   4. one torchrun rank with NCCL: a DDP step, a checkpoint and a resume;
-#   5. a short training run with spawned CUDA self-play workers.
+#   5. a short training run with spawned CUDA self-play workers;
+#   6. the overlap measurements (docs/gpu-selfplay.md), each old default beside the new one in
+#      the same run: the GPU tests (CUDA graphs, pinned submit), the stand-in device on the CPU
+#      side, self-play with one group (the old loop) and with two (the CUDA default), at 1, 2, 4
+#      and 8 workers for tiny and small, and the forward rate at batch 1,024 they are held to.
 # Each step has its own time limit and the script goes on after a failure, so one broken step
 # still leaves the others' figures. Logs (with the JSON) go to $OUT (default runs/cuda-check).
 #   bash tools/cuda_check.sh [DEVICE]   DEVICE: cuda (the default), or cpu to rehearse the script;
@@ -57,5 +61,19 @@ step torchrun_resume 80 $PY -m torch.distributed.run --standalone --nproc-per-no
 step train 170 $PY scripts/train.py --device "$DEVICE" --recipe cpu-hour --model-preset small \
     --parallel-workers 4 --time-budget-minutes 2 --epochs 1000 --final-eval-games 0 --no-progress \
     --run-dir "$WORK/train-run"
+# 6. Overlapped batches and CUDA graphs. The gpu-marked tests first: if they fail, the figures
+#    after them measure a broken path.
+step gpu_tests 240 $PY -m pytest -q -m gpu -rs tests/test_nn_graphs.py
+step overlap_simulated 150 $PY scripts/benchmark.py selfplay --simulated-device 1,1.5 \
+    --games-per-worker 64 --repeats 3 --json
+for preset in tiny small; do
+    # Old default (one group, no graphs) beside the new (two groups, graphs): same workers.
+    step "selfplay_${preset}_groups1" 300 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+        --preset "$preset" --workers 1,2,4,8 --repeats 1 --groups 1 --graphs off --json
+    step "selfplay_${preset}_groups2" 300 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+        --preset "$preset" --workers 1,2,4,8 --repeats 1 --groups 2 --json
+    step "nn_${preset}" 90 $PY scripts/benchmark.py nn --device "$DEVICE" --presets "$preset" \
+        --batch-sizes 16,64,1024 --json
+done
 rm -rf "$WORK"
 exit $status

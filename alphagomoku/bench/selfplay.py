@@ -14,8 +14,15 @@ each ratio the median of the repeats' ratios (``..._runs`` lists them). Each spe
 given per second of the workers' CPU time (``positions_per_cpu_second``,
 ``onnx_over_torch_cpu_workersN``), which other load on a shared machine barely moves.
 
+``--simulated-device LAUNCH_MS,PER_POSITION_US`` measures the overlap of tree work and device
+time instead, on any machine: one worker's games in this process against a stand-in
+launch-bound device (:mod:`alphagomoku.nn.simulated`, a measuring tool), with one group (the
+plain loop, where the two times add) and with ``--groups`` groups, beside the bound
+min(the worker's CPU-only rate, the device's rate at its batches).
+
 ``--profile`` answers where a worker's time goes instead: one worker's games in this process
-under cProfile, per backend, with the search kernels' cost a leaf.
+under cProfile, per backend, with the search kernels' cost a leaf, in the thread's CPU time
+(not wall time, which swings with other load on a shared machine).
 """
 
 from __future__ import annotations
@@ -72,6 +79,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="timed runs per worker count and backend, taking turns (default 3)")
+    p.add_argument("--simulated-device", metavar="LAUNCH_MS,PER_POSITION_US",
+                   help="measure one worker in this process against a stand-in launch-bound "
+                        "device (a measuring tool, made-up outputs): CPU-only, one group and "
+                        "--groups groups, beside the bound min(CPU-only rate, device rate)")
+    p.add_argument("--groups", type=_positive_int,
+                   help="batches in flight per worker: its games split into this many groups "
+                        "(default: the recipe's; 2 with --simulated-device)")
+    p.add_argument("--graphs", choices=("auto", "off"),
+                   help="GPU workers' CUDA graphs: auto (at fixed batch sizes) or off (eager, "
+                        "the old path); default: the recipe's, auto")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing the pool, profile one worker's games in this process "
                         "(cProfile, one thread, each backend): where its time goes, and the "
@@ -88,6 +105,10 @@ def recipe_config(args):
              "simulations": args.simulations, "games_per_task": args.games_per_worker,
              "games_at_once": args.games_at_once, "vcf_plane_budget": args.vcf_plane_budget,
              "eval_cache": args.eval_cache}
+    if getattr(args, "groups", None) is not None:
+        flags["selfplay_groups"] = args.groups
+    if getattr(args, "graphs", None) is not None:
+        flags["cuda_graphs"] = args.graphs
     changes = {k: v for k, v in flags.items() if v is not None}
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
@@ -188,7 +209,9 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
 
     counted.config = getattr(ev, "config", None)  # the search checks the network's VCF planes
 
-    profiler = cProfile.Profile()
+    # CPU time of this thread, not wall time: on a shared machine the wall-clock figures swing
+    # with the other load (51 to 88 us a leaf for the same gather, one minute apart).
+    profiler = cProfile.Profile(time.thread_time)
     t0 = time.perf_counter()
     profiler.enable()
     records, stats = play_games(counted, spec.game, spec.search, spec.settings, games, seed)
@@ -200,8 +223,17 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
     leaves = max(1, stats["evaluations"])
 
     def kernel_us(name: str) -> float:
+        # The forest calls a kernel through its compiled entry point, which cProfile lists as
+        # a built-in ("<built-in method gather ...>"); the plain dispatcher as kernels.py's.
         return 1e6 * sum(v[2] for k, v in rows.items()
-                         if k[2] == name and k[0].endswith("mcts/kernels.py")) / leaves
+                         if (k[2] == name and k[0].endswith("mcts/kernels.py"))
+                         or (k[0] == "~" and k[2] == f"<built-in method alphagomoku.mcts."
+                                                     f"kernels.{name}>")
+                         ) / leaves
+
+    def forest_us(name: str) -> float:  # Forest.<name>, the Python around the kernel included
+        return 1e6 * sum(v[3] for k, v in rows.items()
+                         if k[2] == name and k[0].endswith("mcts/forest.py")) / leaves
 
     return {
         "positions_per_second": sum(r.length for r in records) / wall,
@@ -209,11 +241,70 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
         # gather: selection, planes (and the VCF planes' solver calls); apply: expansion, backup.
         "gather_us_per_leaf": kernel_us("gather"),
         "apply_us_per_leaf": kernel_us("apply"),
+        "forest_gather_us_per_leaf": forest_us("gather"),
+        "forest_apply_us_per_leaf": forest_us("apply"),
+        "groups": stats.get("groups", 1),
         "top_own_seconds": [[name, round(sec, 3)] for sec, name in own[:top]],
         # A task's games start together and end apart, so its last steps send small batches.
         "mean_batch_by_tenth": [round(float(part.mean()), 1)
                                 for part in np.array_split(np.array(batches), 10) if len(part)],
     }
+
+
+def _simulated(spec, config, launch_ms: float, per_position_us: float, games: int, groups: int,
+               seed: int, repeats: int) -> dict:
+    """One worker's games against the stand-in device: CPU-only (a device that takes no time),
+    one group and ``groups`` groups, taking turns ``repeats`` times; medians and the runs."""
+    import dataclasses
+
+    from alphagomoku.nn.simulated import SimulatedDevice
+    from alphagomoku.selfplay.game_loop import play_games
+
+    def once(launch, per, g):
+        dev = SimulatedDevice(config, launch, per, seed)
+        settings = dataclasses.replace(spec.settings, groups=g)
+        t0, c0 = time.perf_counter(), time.process_time()
+        records, stats = play_games(dev, spec.game, spec.search, settings, games, seed)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        positions = sum(r.length - r.opening for r in records)
+        return {"positions_per_second": positions / wall,
+                "positions_per_cpu_second": positions / cpu,
+                # The device's own limit for this work: its positions in its busy time.
+                "device_positions_per_second": positions / dev.busy_seconds
+                if dev.busy_seconds else float("inf"),
+                "mean_device_batch": dev.positions / max(1, dev.calls),
+                "wall_seconds": wall}
+
+    once(0.0, 0.0, groups)  # compiled and warm before any clock starts
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, launch, per, g in (("cpu_only", 0.0, 0.0, 1), ("one_group", launch_ms,
+                                     per_position_us, 1), ("groups", launch_ms, per_position_us,
+                                                           groups)):
+            for k, v in once(launch, per, g).items():
+                runs.setdefault(f"{name}_{k}", []).append(v)
+    out: dict = {"simulated_device": f"{launch_ms:g} ms a call, {per_position_us:g} us a "
+                                     f"position (a stand-in: a measuring tool)",
+                 "groups": groups, "games": games, "repeats": repeats}
+    for key, values in runs.items():
+        if key.startswith("cpu_only_") and "device" in key:
+            continue
+        out[key] = float(np.median(values))
+    # The bound of each repeat: min(CPU-only rate, the device's rate at the overlapped run's
+    # batches); each share is the median over the repeats, the runs listed beside it.
+    for name in ("one_group", "groups"):
+        shares = [r / min(c, d) for r, c, d in zip(runs[f"{name}_positions_per_second"],
+                                                   runs["cpu_only_positions_per_second"],
+                                                   runs["groups_device_positions_per_second"])]
+        out[f"{name}_share_of_bound"] = float(np.median(shares))
+        out[f"{name}_share_of_bound_runs"] = [round(x, 3) for x in shares]
+    out["bound_positions_per_second"] = float(np.median(
+        [min(c, d) for c, d in zip(runs["cpu_only_positions_per_second"],
+                                   runs["groups_device_positions_per_second"])]))
+    out["groups_over_one_group"] = float(np.median(
+        [b / a for a, b in zip(runs["one_group_positions_per_second"],
+                               runs["groups_positions_per_second"])]))
+    return out
 
 
 def _sample_gpu(stop, samples: list) -> None:
@@ -289,6 +380,20 @@ def run(args) -> dict:
     # Once here, as the trainer does: with a cold cache each spawned worker would compile the
     # kernels itself (on a fresh GPU machine a run with 8 workers took over 95 s, a warm one 29 s).
     compile_selfplay_kernels(cfg.game)
+    if args.simulated_device:
+        from alphagomoku.bench import UsageError
+        from alphagomoku.nn.simulated import parse_simulated_device
+
+        try:
+            launch, per = parse_simulated_device(args.simulated_device)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        groups = args.groups or 2
+        return {"recipe": args.recipe, "preset": preset, "search": cfg.search,
+                "simulations": cfg.simulations, "vcf_plane_budget": cfg.vcf_plane_budget,
+                "eval_cache": cfg.eval_cache, **_simulated(
+                    spec, model.config, launch, per, cfg.games_per_task, groups, args.seed,
+                    args.repeats)}
     if args.profile:
         return {"recipe": args.recipe, "preset": preset, **{
             f"{b}_{k}": v for b in backends
@@ -309,6 +414,8 @@ def run(args) -> dict:
         "backends": ",".join(backends),
         "backends_left_out": left_out,
         "amp": args.amp,
+        "groups": spec.settings.groups,
+        "cuda_graphs": spec.cuda_graphs if choice.kind == "cuda" else "n/a (not CUDA)",
     }
     counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
     with tempfile.TemporaryDirectory() as tmp:

@@ -514,7 +514,10 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
 
     An unknown answer is a zero, like a proved "no": the network learns what the solver at this
     budget can prove, the same in self-play, in training and in play. The opponent's line is
-    ordered from ``last_move``, which the opponent played."""
+    ordered from ``last_move``, which the opponent played.
+
+    Returns 1 when the opponent's answer is a proved "no VCF" (not merely unknown), else 0: a
+    search keeps it for the node's children (:func:`write_vcf_planes_known`'s ``own_none``)."""
     other = 3 - color
     _build_masks(board, h, w, st.masks)
     n_own = _fives(board, st.masks, h, w, n, rule, color, st.points)
@@ -528,19 +531,41 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
         own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
                                st)[0] == WIN
     opp = n_opp > 0
+    opp_none = 0
     if not opp and n_own < 2:
         forced = own_point if n_own == 1 else NO_MOVE
-        opp = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget, _NO_BOUND,
-                               st)[0] == WIN
+        result = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget,
+                                  _NO_BOUND, st)[0]
+        opp = result == WIN
+        opp_none = 1 if result == NONE else 0
     _fill_vcf_planes(own, opp, out)
+    return opp_none
 
 
 @njit(**JIT)
-def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budget, st, out):
+def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budget, st, out,
+                           own_none):
     """:func:`write_vcf_planes` for a search leaf, whose scans already showed that ``color`` has
-    no five to play and that its opponent has at most one, ``forced`` (NO_MOVE if none)."""
-    own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
-                           st)[0] == WIN
-    opp = forced != NO_MOVE or solve_known_with(board, h, w, n, rule, 3 - color, last_move,
-                                                np.int64(NO_MOVE), budget, _NO_BOUND, st)[0] == WIN
+    no five to play and that its opponent has at most one, ``forced`` (NO_MOVE if none).
+
+    ``own_none`` (1 or 0): the caller knows ``color`` has no VCF, so its plane is zero without a
+    solver call: at the parent node, before the opponent's last stone, ``color`` was proved to
+    have none, and under freestyle rules a defender's extra stone never makes a VCF (its fours
+    and forced blocks were there before; the defender has only more fives to refute them
+    with). Elsewhere the caller passes 0: under standard rules the extra stone can turn a
+    defender's five into an overline, which no longer refutes the attack (the tests found
+    one), and renju's forbidden points move with the stones. Returns
+    :func:`write_vcf_planes`'s proved-none flag for the opponent."""
+    own = False
+    if own_none == 0:
+        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
+                               st)[0] == WIN
+    opp = forced != NO_MOVE
+    opp_none = 0
+    if not opp:
+        result = solve_known_with(board, h, w, n, rule, 3 - color, last_move, np.int64(NO_MOVE),
+                                  budget, _NO_BOUND, st)[0]
+        opp = result == WIN
+        opp_none = 1 if result == NONE else 0
     _fill_vcf_planes(own, opp, out)
+    return opp_none

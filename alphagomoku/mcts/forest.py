@@ -28,6 +28,7 @@ from alphagomoku.mcts.tree import (
     FORCED,
     FULL,
     GUMBEL_INTERIOR,
+    LEAF_TREE,
     LOSS,
     NODES_USED,
     NUM_CHILDREN,
@@ -54,6 +55,19 @@ SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
 ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}
 
 
+def compiled_entry(kernel, args: tuple):
+    """``kernel``'s compiled function for exactly these argument types, called without Numba's
+    dispatch: working out the types of a forest's tuples of arrays took about three quarters of
+    each gather's and apply's call overhead (40 us a call here, 13 us without). Only for
+    arguments whose types never change (a forest's own arrays); ``kernel`` itself when Numba
+    does not expose the entry point."""
+    try:
+        sig = tuple(kernel.typeof_pyval(a) for a in args)
+        return kernel.overloads[sig].entry_point
+    except Exception:  # noqa: BLE001 - any other Numba: the ordinary dispatch
+        return kernel
+
+
 def seed_state(seed: int, index: int = 0) -> np.uint64:
     """The xorshift state of stream ``index`` of ``seed`` (never zero, which xorshift keeps)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -73,11 +87,11 @@ class Forest:
     """
 
     def __init__(self, game: GameConfig, cfg: SearchConfig, num_trees: int, seed: int = 0,
-                 max_nodes: int | None = None, *, selection: str = "puct"):
+                 max_nodes: int | None = None, *, selection: str = "puct", lanes: int = 1):
         if not isinstance(game, GameConfig):
             raise TypeError(f"game must be a GameConfig, got {type(game).__name__}")
         self._build(game.height, game.width, game.n_in_row, game.rule_id, cfg, num_trees, seed,
-                    max_nodes, selection)
+                    max_nodes, selection, lanes)
         self.game = game
 
     @classmethod
@@ -108,13 +122,16 @@ class Forest:
             return GUMBEL_INTERIOR
         return SELECTIONS[selection]
 
-    def _build(self, height, width, n_in_row, rule, cfg, num_trees, seed, max_nodes, selection):
+    def _build(self, height, width, n_in_row, rule, cfg, num_trees, seed, max_nodes, selection,
+               lanes=1):
         if not isinstance(cfg, SearchConfig):
             raise TypeError(f"cfg must be a SearchConfig, got {type(cfg).__name__}")
         if isinstance(num_trees, bool) or not isinstance(num_trees, int) or num_trees < 1:
             raise ValueError(f"num_trees must be a positive integer, got {num_trees!r}")
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+            raise ValueError(f"lanes must be a positive integer, got {lanes!r}")
         least = cfg.leaves_per_tree + 1
         if max_nodes is None:
             max_nodes = cfg.num_simulations + cfg.leaves_per_tree + 1
@@ -146,12 +163,17 @@ class Forest:
         self._trees = allocate_trees(num_trees, max_nodes, self.area)
         num_planes = (NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
                       + (RULE_PLANES if cfg.rule_planes else 0))
-        self._leaves = allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height, width,
-                                       num_planes)
+        # One leaf batch per lane: a lane's leaves wait for their answer while another lane
+        # gathers (the self-play loop's overlapped groups). The trees and the solvers' memory
+        # are shared, so the solver calls come in the same order whatever the lanes.
+        self._lane_leaves = [allocate_leaves(num_trees * cfg.leaves_per_tree, num_trees, height,
+                                             width, num_planes) for _ in range(lanes)]
+        self._leaves = self._lane_leaves[0]
         if cfg.rule_planes:
             # Written once: the kernels fill only the planes before them, and a forest plays
             # one rule.
-            fill_rule_planes(self._leaves.planes, rule)
+            for leaves in self._lane_leaves:
+                fill_rule_planes(leaves.planes, rule)
         table = exploration_table(cfg.num_simulations + 2 * cfg.leaves_per_tree + 2,
                                   float(cfg.c_puct), float(cfg.c_base))
         self._scratch = allocate_scratch(self.area, max_nodes, table,
@@ -164,7 +186,12 @@ class Forest:
         # Root visits each tree's search aims at (set_budget changes it until the next root).
         self._target = np.full(num_trees, cfg.num_simulations, dtype=np.int64)
         self._positions: list[Position | None] = [None] * num_trees
-        self._pending = 0
+        self._lane_pending = [0] * lanes
+        # gather's and apply's compiled entry points, found at their first call.
+        self._gather_kernel = None
+        self._apply_kernel = None
+        # The lane whose leaves of tree t await apply(), or -1.
+        self._in_lane = np.full(num_trees, -1, dtype=np.int64)
         #: float32 (max_leaves, planes, H, W): the input planes of the leaves of the last
         #: gather (5, or 7 with VCF planes).
         self.planes = self._leaves.planes
@@ -178,10 +205,39 @@ class Forest:
             raise IndexError(f"tree index must be in [0, {self.num_trees}), got {i!r}")
         return int(i)
 
-    def _check_idle(self, what: str) -> None:
+    @property
+    def lanes(self) -> int:
+        """Leaf batches that can await their answers at once (one per overlapped group)."""
+        return len(self._lane_leaves)
+
+    @property
+    def _pending(self) -> int:
+        return sum(self._lane_pending)
+
+    def _check_idle(self, what: str, tree: int | None = None) -> None:
+        """Refuse while leaves await apply(): any leaves, or with ``tree``, that tree's."""
+        if tree is not None:
+            if self._in_lane[tree] >= 0:
+                raise RuntimeError(f"cannot {what}: tree {tree} has leaves of a gather in lane "
+                                   f"{self._in_lane[tree]} that await apply()")
+            return
         if self._pending:
             raise RuntimeError(f"cannot {what} while {self._pending} leaves of the last gather "
                                "await apply()")
+
+    def lane_planes(self, lane: int) -> np.ndarray:
+        """:attr:`planes` of lane ``lane``."""
+        return self._lane_leaves[self._check_lane(lane)].planes
+
+    def lane_legal(self, lane: int) -> np.ndarray:
+        """:attr:`legal` of lane ``lane``."""
+        return self._lane_leaves[self._check_lane(lane)].legal
+
+    def _check_lane(self, lane) -> int:
+        if isinstance(lane, bool) or not isinstance(lane, (int, np.integer)) \
+                or not 0 <= lane < self.lanes:
+            raise IndexError(f"lane must be in [0, {self.lanes}), got {lane!r}")
+        return int(lane)
 
     def reset(self, i: int, position: Position, seed: int | None = None) -> None:
         """Make ``position`` the root of tree ``i``, dropping the tree. ``seed`` restarts the
@@ -228,7 +284,7 @@ class Forest:
         self._positions[i] = None
 
     def _set_root(self, i, board, to_move, last_move, seed) -> None:
-        self._check_idle("reset a tree")
+        self._check_idle("reset a tree", i)
         legal = np.zeros(self.area, dtype=np.bool_)
         h, w = self.height, self.width
         if not game_kernels.legal_mask_into(board, h, w, self.rule, to_move, legal):
@@ -266,25 +322,46 @@ class Forest:
         return self._trees.nodes[:, ROOT, VISITS] < self._target
 
     # -- the gather / evaluate / apply cycle ----------------------------------------------------
-    def gather(self, active: np.ndarray | None = None) -> int:
+    def gather(self, active: np.ndarray | None = None, lane: int = 0) -> int:
         """Select leaves in the active trees; return how many need the evaluator.
 
         Without ``active``, the trees whose root has fewer than num_simulations visits take
         part; with it, exactly those trees (one past its budget still takes leaves_per_tree
-        more). The leaves' planes and legal masks are ``self.planes[:n]`` and ``self.legal[:n]``;
-        leaves whose value is known exactly are backed up here and not handed out.
+        more). The leaves' planes and legal masks are ``self.planes[:n]`` and ``self.legal[:n]``
+        (``lane_planes(lane)`` and ``lane_legal(lane)`` for another lane); leaves whose value is
+        known exactly are backed up here and not handed out.
+
+        With several lanes, each lane holds one gather's leaves until its :meth:`apply`, and
+        the trees of a lane's gather must have no leaves waiting in another lane.
         """
-        self._check_idle("gather again")
+        lane = self._check_lane(lane)
+        if self._lane_pending[lane]:
+            raise RuntimeError(f"cannot gather again while {self._lane_pending[lane]} leaves of "
+                               f"the last gather in lane {lane} await apply()")
         room = self._target - self._trees.nodes[:, ROOT, VISITS].astype(np.int64)
         if active is None:
             quota = np.where(self._live & (room > 0), room, 0)
         else:
             mask = self._check_active(active)
             quota = np.where(mask, np.where(room > 0, room, self.cfg.leaves_per_tree), 0)
-        n = int(kernels.gather(self._trees, self._leaves, self._scratch, self._params, quota))
-        self._pending = n
-        if n == 0 and self._leaves.report.any():
-            full = int(np.flatnonzero(self._leaves.report == FULL)[0])
+        if self.lanes > 1:
+            busy = (quota > 0) & (self._in_lane >= 0)
+            if busy.any():
+                t = int(np.flatnonzero(busy)[0])
+                raise RuntimeError(f"tree {t} has leaves in lane {self._in_lane[t]} that await "
+                                   "apply(): it cannot gather in another lane meanwhile")
+        leaves = self._lane_leaves[lane]
+        args = (self._trees, leaves, self._scratch, self._params, quota)
+        if self._gather_kernel is None:
+            n = int(kernels.gather(*args))
+            self._gather_kernel = compiled_entry(kernels.gather, args)
+        else:
+            n = int(self._gather_kernel(*args))
+        self._lane_pending[lane] = n
+        if n:
+            self._in_lane[leaves.info[:n, LEAF_TREE]] = lane
+        if n == 0 and leaves.report.any():
+            full = int(np.flatnonzero(leaves.report == FULL)[0])
             raise RuntimeError(f"tree {full} has used all of its {self.max_nodes} nodes: build the "
                                "Forest with a larger max_nodes")
         return n
@@ -300,11 +377,12 @@ class Forest:
                              "is over")
         return mask
 
-    def apply(self, priors: np.ndarray, values: np.ndarray) -> None:
-        """Expand the last gather's leaves. ``priors`` (n, H*W): any non-negative weights, masked
-        to the legal moves and renormalised here; ``values`` (n,) in [-1, 1], from the side to
-        move at each leaf."""
-        n = self._pending
+    def apply(self, priors: np.ndarray, values: np.ndarray, lane: int = 0) -> None:
+        """Expand the last gather's leaves (of ``lane``). ``priors`` (n, H*W): any non-negative
+        weights, masked to the legal moves and renormalised here; ``values`` (n,) in [-1, 1],
+        from the side to move at each leaf."""
+        lane = self._check_lane(lane)
+        n = self._lane_pending[lane]
         priors = np.ascontiguousarray(priors, dtype=np.float32)
         values = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
         if priors.shape != (n, self.area):
@@ -322,8 +400,21 @@ class Forest:
             raise ValueError(f"values must be finite and in [-1, 1], got range [{low}, {high}]")
         if low < -1.0 or high > 1.0:
             values = np.clip(values, -1.0, 1.0)  # a copy: the caller's array stays as it was
-        kernels.apply(self._trees, self._leaves, self._scratch, self._params, n, priors, values)
-        self._pending = 0
+        leaves = self._lane_leaves[lane]
+        # Writable arrays, as the kernel was compiled for (a cache's or a device's answer may be
+        # read-only), so that the entry point always sees the same types.
+        if not priors.flags.writeable:
+            priors = priors.copy()
+        if not values.flags.writeable:
+            values = values.copy()
+        args = (self._trees, leaves, self._scratch, self._params, n, priors, values)
+        if self._apply_kernel is None:
+            kernels.apply(*args)
+            self._apply_kernel = compiled_entry(kernels.apply, args)
+        else:
+            self._apply_kernel(*args)
+        self._lane_pending[lane] = 0
+        self._in_lane[leaves.info[:n, LEAF_TREE]] = -1
 
     def run(self, evaluator, active: np.ndarray | None = None) -> None:
         """Search until every active tree (default: every tree with a position) has
@@ -493,7 +584,7 @@ class Forest:
         return self._trees
 
     def memory_bytes(self) -> int:
-        return tree_bytes(self._trees) + sum(a.nbytes for a in self._leaves)
+        return tree_bytes(self._trees) + sum(a.nbytes for lb in self._lane_leaves for a in lb)
 
     def position(self, i: int) -> Position:
         i = self._check_tree(i)
@@ -510,7 +601,7 @@ class Forest:
         statistics, the rest of the tree is freed. When the move ends the game the tree goes
         idle until the next reset."""
         i = self._check_tree(i)
-        self._check_idle("advance")
+        self._check_idle("advance", i)
         if not self._live[i]:
             raise ValueError(f"tree {i} has no position to play in: reset() it first")
         tr = self._trees

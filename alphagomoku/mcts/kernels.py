@@ -26,7 +26,7 @@ from numba import njit
 from alphagomoku.game import kernels as game
 from alphagomoku.game import vcf as vcf_solver
 from alphagomoku.game import vct as vct_solver
-from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
+from alphagomoku.game.constants import BLACK, EMPTY, FREESTYLE, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
 from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges, swap_edges
@@ -51,6 +51,7 @@ from alphagomoku.mcts.tree import (
     NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
+    OPP_NO_VCF,
     ORDERED,
     PARENT,
     Q,
@@ -238,8 +239,11 @@ def write_planes(board, h, w, color, last_move, legal, mark_forbidden, out):
 
 @njit(**JIT)
 def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last_move, status,
-                 forced, vcf):
-    """Fill leaf slot ``j`` (its legal mask is already in legal[j]) for the evaluator."""
+                 forced, vcf, own_none):
+    """Fill leaf slot ``j`` (its legal mask is already in legal[j]) for the evaluator. Returns
+    1 when its VCF planes proved that the opponent has no VCF (see tree.OPP_NO_VCF), else 0;
+    ``own_none`` (1 or 0) says ``color`` is known to have none."""
+    opp_none = np.int64(0)
     info[j, LEAF_TREE] = t
     info[j, LEAF_NODE] = x
     info[j, LEAF_COLOR] = color
@@ -255,17 +259,19 @@ def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, la
             budget = prm.vcf_plane_budget
             if x == ROOT:
                 # The root's forced move may be its own win or VCF: no scan to reuse.
-                vcf_solver.write_vcf_planes(board, h, w, n, rule, color, last_move, budget,
-                                            vcf, planes[j])
+                opp_none = np.int64(vcf_solver.write_vcf_planes(
+                    board, h, w, n, rule, color, last_move, budget, vcf, planes[j]))
             else:
-                vcf_solver.write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced,
-                                                  budget, vcf, planes[j])
+                opp_none = np.int64(vcf_solver.write_vcf_planes_known(
+                    board, h, w, n, rule, color, last_move, forced, budget, vcf, planes[j],
+                    own_none))
+    return opp_none
 
 
 @njit(**JIT)
 def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
     """The unevaluated root as leaf ``j``, solved from the root's own scan for wins, or by a
-    VCF search (its first move then forced)."""
+    VCF search (its first move then forced). Returns :func:`_finish_leaf`'s flag."""
     color = np.int64(roots[t, COLOR])
     game.legal_mask_into(board, prm.height, prm.width, prm.rule, color, legal[j])
     status = UNKNOWN
@@ -290,8 +296,9 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
             forced = vcf.line[0]
     # int64 everywhere (not the int32 of the arrays, nor literal constants), so that this
     # call and _classify_new's share one compiled _finish_leaf and one solver underneath.
-    _finish_leaf(info, leaf_board, legal, planes, prm, np.int64(j), t, np.int64(ROOT), board,
-                 color, last, np.int64(status), np.int64(forced), vcf)
+    return _finish_leaf(info, leaf_board, legal, planes, prm, np.int64(j), t, np.int64(ROOT),
+                        board, color, last, np.int64(status), np.int64(forced), vcf,
+                        np.int64(0))
 
 
 @njit(**JIT)
@@ -345,8 +352,13 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
         if won == vcf_solver.WIN:
             nodes[t, x, STATUS] = WIN
             return _EXACT, 1.0
-    _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, last,
-                 np.int64(UNKNOWN), np.int64(forced), vcf)
+    # The parent proved the side now to move had no VCF there (see tree.OPP_NO_VCF).
+    own_none = np.int64(0)
+    if rule == FREESTYLE and nodes[t, nodes[t, x, PARENT], OPP_NO_VCF] != 0:
+        own_none = np.int64(1)
+    nodes[t, x, OPP_NO_VCF] = _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board,
+                                           color, last, np.int64(UNKNOWN), np.int64(forced), vcf,
+                                           own_none)
     return _NEEDS_EVAL, 0.0
 
 
@@ -358,7 +370,8 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
     if nodes[t, ROOT, VISITS] == 0:
         if nodes[t, ROOT, IN_FLIGHT] > 0:
             return _COLLIDED, ROOT, 0.0
-        _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vct.vcf)
+        nodes[t, ROOT, OPP_NO_VCF] = _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j,
+                                                board, vct.vcf)
         return _NEEDS_EVAL, ROOT, 0.0
     h, w = prm.height, prm.width
     area = h * w

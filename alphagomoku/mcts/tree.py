@@ -48,7 +48,10 @@ FORCED = 7        # 1 when only edge 0 may be played (the immediate win, or the 
 ORDERED = 8       # 1 when all the untaken edges are in selection order (a root's sorted block,
                   # or one found in order when written), so taking one needs no scan for the
                   # next (edge_order.py)
-NODE_FIELDS = 9
+OPP_NO_VCF = 9    # 1 when the node's VCF planes proved that the side not to move has no VCF:
+                  # then its children's side to move has none either (freestyle: an extra
+                  # defender stone never helps a VCF), and their solver call is spared
+NODE_FIELDS = 10
 
 # values[t, x, field] (float64)
 VALUE_SUM = 0     # sum of values backed up, side to move at the node

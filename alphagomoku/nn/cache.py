@@ -51,11 +51,24 @@ class EvaluationCache:
         return len(self._answers)
 
     def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.submit(planes, legal).result()
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether the wrapped evaluator may still be working when :meth:`submit` returns."""
+        return bool(getattr(self.evaluator, "overlaps", False))
+
+    def submit(self, planes: np.ndarray, legal: np.ndarray):
+        """Start the batch (alphagomoku.nn.inflight): the positions the cache knows are
+        answered now, the others go to the wrapped evaluator's ``submit`` when it has one, and
+        their answers are kept when the handle's ``result()`` is taken."""
+        from alphagomoku.nn.inflight import Ready, submit
+
         planes = np.asarray(planes)
         legal = np.asarray(legal)
         n = len(planes)
         if n == 0:
-            return self.evaluator(planes, legal)
+            return submit(self.evaluator, planes, legal)
         keys = _keys(planes, legal)
         answers = [self._answers.get(key) for key in keys]
         todo: dict[bytes, int] = {}  # a position to evaluate -> its first row in this batch
@@ -67,27 +80,19 @@ class EvaluationCache:
         self.hits += n - len(todo)
         self.misses += len(todo)
         if len(todo) == n:  # nothing known, nothing twice: the evaluator's own arrays
-            priors, values = self.evaluator(planes, legal)
-            values = np.asarray(values).reshape(-1)
-            self._store(keys, priors, values)
-            return priors, values
-        known = [i for i, answer in enumerate(answers) if answer is not None]
+            return _Whole(self, keys, submit(self.evaluator, planes, legal))
         priors = np.empty((n, legal[0].size), np.float32)
         values = np.empty(n, np.float32)
+        known = [i for i, answer in enumerate(answers) if answer is not None]
         if known:
             priors[known] = np.stack([answers[i][0] for i in known])
             values[known] = [answers[i][1] for i in known]
-        if todo:
-            rows = list(todo.values())
-            new_priors, new_values = self.evaluator(planes[rows], legal[rows])
-            new_values = np.asarray(new_values).reshape(-1)
-            self._store(list(todo), new_priors, new_values)
-            slot = {key: j for j, key in enumerate(todo)}
-            asked = [i for i, answer in enumerate(answers) if answer is None]
-            source = [slot[keys[i]] for i in asked]
-            priors[asked] = new_priors[source]
-            values[asked] = new_values[source]
-        return priors, values
+        if not todo:
+            return Ready(priors, values)
+        rows = list(todo.values())
+        asked = [i for i, answer in enumerate(answers) if answer is None]
+        return _Part(self, list(todo), asked, [todo[keys[i]] for i in asked], rows, priors, values,
+                     submit(self.evaluator, planes[rows], legal[rows]))
 
     def _store(self, keys: list[bytes], priors: np.ndarray, values: np.ndarray) -> None:
         # One copy for the batch (the caller may write into the arrays it is given); its rows
@@ -97,6 +102,45 @@ class EvaluationCache:
             self._answers[key] = (p, v)
         while len(self._answers) > self.capacity:
             self._answers.popitem(last=False)
+
+
+class _Whole:
+    """A batch the cache knew nothing of: the wrapped evaluator's answer, kept when taken."""
+
+    def __init__(self, cache, keys, inner):
+        self.cache, self.keys, self.inner = cache, keys, inner
+        self.answer = None
+
+    def result(self):
+        if self.answer is None:
+            priors, values = self.inner.result()
+            values = np.asarray(values).reshape(-1)
+            self.cache._store(self.keys, priors, values)
+            self.answer = priors, values
+        return self.answer
+
+
+class _Part:
+    """A batch partly answered by the cache: the rest from the wrapped evaluator."""
+
+    def __init__(self, cache, new_keys, asked, source_rows, rows, priors, values, inner):
+        self.cache, self.new_keys, self.inner = cache, new_keys, inner
+        self.asked, self.rows = asked, rows
+        # asked[i]'s answer is the evaluated row whose first appearance is ``source``.
+        slot = {r: j for j, r in enumerate(rows)}
+        self.source = [slot[r] for r in source_rows]
+        self.priors, self.values = priors, values
+        self.done = False
+
+    def result(self):
+        if not self.done:
+            new_priors, new_values = self.inner.result()
+            new_values = np.asarray(new_values).reshape(-1)
+            self.cache._store(self.new_keys, new_priors, new_values)
+            self.priors[self.asked] = new_priors[self.source]
+            self.values[self.asked] = new_values[self.source]
+            self.done = True
+        return self.priors, self.values
 
 
 def _keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:

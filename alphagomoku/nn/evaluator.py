@@ -3,6 +3,12 @@
 ``evaluator(planes, legal) -> (priors, values)``: one device transfer each way per batch, the
 softmax over legal points only, mixed precision and channels-last on CUDA, and an out-of-memory
 back-off that halves the batch instead of losing it.
+
+On CUDA, ``submit(planes, legal) -> handle`` starts a batch without waiting for it
+(:mod:`alphagomoku.nn.inflight`): the inputs go into pinned buffers, the copies and the forward
+pass are queued, and ``handle.result()`` waits on the batch's event. The forward pass runs as a
+CUDA graph at fixed batch sizes, padded to the next one (:mod:`alphagomoku.nn.graphs`), or
+eagerly where capture fails. Elsewhere ``submit`` answers at once.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import torch
 from torch import nn
 
 from alphagomoku.device import cuda_autocast_dtype
+from alphagomoku.nn.graphs import BATCH_SIZES, StaticBatches, padded_size
+from alphagomoku.nn.inflight import Ready
 from alphagomoku.nn.config import check_inputs  # noqa: F401 - also imported from here
 from alphagomoku.nn.io import strip_prefixes
 
@@ -65,11 +73,17 @@ class Evaluator:
     ``oom_backoffs`` counts the halvings.
 
     Self-play workers swap weights in place with :meth:`load_state_dict`; the compiled function,
-    if any, shares the parameters and keeps working.
+    if any, shares the parameters and keeps working, and so do the CUDA graphs.
+
+    ``graphs``: None = CUDA graphs on CUDA (not with ``compile``), True/False force them on or
+    off (on a device without graphs, True is an error). ``batch_sizes``: the fixed sizes batches
+    are padded to (default :data:`alphagomoku.nn.graphs.BATCH_SIZES` with graphs, none without;
+    given on a CPU, the padding runs eagerly, which is how the tests check it).
     """
 
     def __init__(self, model: nn.Module, device=None, amp: bool | None = None,
-                 compile: bool | str = False, max_batch: int | None = None):
+                 compile: bool | str = False, max_batch: int | None = None,
+                 graphs: bool | None = None, batch_sizes=None):
         if device is None:
             param = next(model.parameters(), None)
             device = param.device if param is not None else "cpu"
@@ -95,6 +109,16 @@ class Evaluator:
         else:
             self._forward = model
 
+        if graphs and self.device.type != "cuda":
+            raise ValueError(f"CUDA graphs need a CUDA device, not {self.device}")
+        self.graphs = (self.device.type == "cuda" and not compile) if graphs is None else graphs
+        if batch_sizes is None and self.graphs:
+            batch_sizes = BATCH_SIZES
+        self.batch_sizes = tuple(sorted(set(batch_sizes))) if batch_sizes else ()
+        self._static: StaticBatches | None = None  # made at the first batch
+        self._static_note = ""
+        self._slots: list = []  # free pinned buffers for submit (CUDA)
+
     def _amp_dtype(self, amp: bool | None) -> torch.dtype | None:
         kind = self.device.type
         if amp is None:
@@ -114,7 +138,22 @@ class Evaluator:
     def describe(self) -> str:
         precision = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self.amp_dtype]
         compiled = ", compiled" if self._forward is not self.model else ""
-        return f"{self.config.label} on {self.device} ({precision}{compiled})"
+        graphs = ""
+        if self.graphs:
+            graphs = f", {self._static_note}" if self._static_note else ", CUDA graphs"
+        return f"{self.config.label} on {self.device} ({precision}{compiled}{graphs})"
+
+    def disable_graphs(self) -> None:
+        """Run eagerly from now on, unpadded (``--graphs off``: the old path, for comparison)."""
+        self.graphs = False
+        self.batch_sizes = ()
+        self._static = None
+        self._static_note = ""
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether :meth:`submit` returns before the batch is done (on CUDA)."""
+        return self.device.type == "cuda"
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Replace the weights in place (prefixes from torch.compile or DDP are removed)."""
@@ -159,16 +198,129 @@ class Evaluator:
     @torch.inference_mode()
     def _evaluate(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = torch.from_numpy(planes).to(self.device, non_blocking=True)
+        mask = torch.from_numpy(legal).to(self.device, non_blocking=True)
+        priors, values = self._run(x, mask)
+        return priors.cpu().numpy(), values.cpu().numpy()
+
+    def _eager(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The forward pass and the masked softmax on device tensors, in float32 out."""
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        mask = torch.from_numpy(legal).to(self.device, non_blocking=True)
         if self.amp_dtype is not None:
-            with torch.autocast(self.device.type, dtype=self.amp_dtype):
+            # No cast-weight cache with graphs: a captured graph must cast the weights itself on
+            # every replay, or it would keep the half-precision copies of the weights it was
+            # captured with after load_state_dict (PyTorch's CUDA graphs notes ask for this).
+            with torch.autocast(self.device.type, dtype=self.amp_dtype,
+                                cache_enabled=not self.graphs):
                 logits, value = self._forward(x)
         else:
             logits, value = self._forward(x)
-        priors = masked_softmax(logits.float(), mask)
-        return priors.cpu().numpy(), value.float().cpu().numpy()
+        return masked_softmax(logits.float(), mask), value.float().reshape(-1)
+
+    def _run(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_eager`, or at a padded fixed size (a CUDA graph's replay) when set up."""
+        if self.batch_sizes and self._static is None:
+            self._static = self._make_static()
+        if self._static is not None:
+            out = self._static(x, mask)
+            if out is not None:
+                return out
+        return self._eager(x, mask)
+
+    def _make_static(self) -> StaticBatches | None:
+        cfg = self.config
+        shape = (cfg.num_planes, cfg.height, cfg.width)
+        if not self.graphs:
+            return StaticBatches(self._eager, self.batch_sizes, shape, cfg.area, self.device,
+                                 capture=False, channels_last=self.channels_last)
+        try:
+            static = StaticBatches(self._eager, self.batch_sizes, shape, cfg.area, self.device,
+                                   capture=True, channels_last=self.channels_last)
+        except Exception as e:  # noqa: BLE001 - any capture failure: run eagerly
+            reason = f"{type(e).__name__}: {e}".splitlines()[0]
+            self._static_note = f"eager (CUDA graph capture failed: {reason})"
+            log.warning("%s: CUDA graph capture failed, running eagerly: %s", self.device, reason)
+            self.batch_sizes = ()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            return None
+        self._static_note = (f"CUDA graphs at batch {self.batch_sizes[0]}-"
+                             f"{self.batch_sizes[-1]}")
+        return static
+
+    # -- batches in flight (CUDA) -----------------------------------------------------------------
+    def submit(self, planes: np.ndarray, legal: np.ndarray):
+        """Start a batch; ``handle.result()`` gives ``(priors, values)`` as a call would. On
+        CUDA the inputs are copied into pinned buffers at once (the caller's arrays are free
+        again when this returns) and the copies and the forward pass are queued; elsewhere, or
+        for a batch above ``max_batch`` (the out-of-memory back-off), the answer is computed
+        now."""
+        planes, legal = self._check(planes, legal)
+        n = planes.shape[0]
+        if self.device.type != "cuda" or n == 0 or (
+                self.max_batch is not None and n > self.max_batch):
+            return Ready(*self(planes, legal))
+        slot = self._take_slot(n, planes.shape[1:])
+        try:
+            with torch.inference_mode():
+                slot.planes[:n] = planes
+                slot.legal[:n] = legal
+                x = slot.planes_t[:n].to(self.device, non_blocking=True)
+                mask = slot.legal_t[:n].to(self.device, non_blocking=True)
+                priors, values = self._run(x, mask)
+                slot.priors_t[:n].copy_(priors, non_blocking=True)
+                slot.values_t[:n].copy_(values, non_blocking=True)
+                event = torch.cuda.Event()
+                event.record()
+        except Exception as error:  # noqa: BLE001 - out of memory: the call's back-off
+            self._slots.append(slot)
+            if not is_out_of_memory(error):
+                raise
+            return Ready(*self(planes, legal))
+        return _CudaPending(self, slot, n, event)
+
+    def _take_slot(self, n: int, shape: tuple) -> "_PinnedSlot":
+        """Free pinned buffers for ``n`` rows of planes of ``shape`` (a network that plays
+        every board may see several)."""
+        shape = tuple(shape)
+        for i, slot in enumerate(self._slots):
+            if slot.rows >= n and slot.shape == shape:
+                return self._slots.pop(i)
+        rows = padded_size(n, self.batch_sizes) or n  # the size the batch is padded to
+        return _PinnedSlot(rows, shape, shape[1] * shape[2])
 
     def _check(self, planes, legal) -> tuple[np.ndarray, np.ndarray]:
         return check_inputs(self.config, planes, legal)
+
+
+class _PinnedSlot:
+    """Pinned host buffers for one batch in flight: its inputs and its answers."""
+
+    def __init__(self, rows: int, shape: tuple, area: int):
+        self.rows = rows
+        self.shape = tuple(shape)
+        self.planes_t = torch.empty((rows, *shape), dtype=torch.float32, pin_memory=True)
+        self.legal_t = torch.empty((rows, area), dtype=torch.bool, pin_memory=True)
+        self.priors_t = torch.empty((rows, area), dtype=torch.float32, pin_memory=True)
+        self.values_t = torch.empty(rows, dtype=torch.float32, pin_memory=True)
+        self.planes = self.planes_t.numpy()
+        self.legal = self.legal_t.numpy()
+        self.priors = self.priors_t.numpy()
+        self.values = self.values_t.numpy()
+
+
+class _CudaPending:
+    """A batch queued on the GPU: ``result()`` waits on its event and copies the answer out of
+    the pinned buffers, which then serve the next batch."""
+
+    def __init__(self, evaluator: Evaluator, slot: _PinnedSlot, n: int, event):
+        self.evaluator, self.slot, self.n, self.event = evaluator, slot, n, event
+        self.answer = None
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.answer is None:
+            self.event.synchronize()
+            n = self.n
+            self.answer = self.slot.priors[:n].copy(), self.slot.values[:n].copy()
+            self.evaluator._slots.append(self.slot)
+        return self.answer

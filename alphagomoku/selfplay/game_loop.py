@@ -5,6 +5,13 @@ leaf from every tree that still needs simulations, evaluates all of them in one 
 the values up; a game whose root has enough visits plays its move. A finished game's tree is
 reset for the next game, so the batch stays full until the last games.
 
+The games can be split into groups (``SelfPlaySettings.groups``), each with its own batch in
+flight: while one group's batch is on the device, the worker selects, expands and writes the
+input planes of the others (:mod:`alphagomoku.nn.inflight`). Each group takes its turn in the
+same order: take its batch's answer, play the moves its finished searches chose, gather its
+next batch and submit it. With one group that is the plain loop; with more, every tree sees
+the same events in the same order, so the games are the same move for move.
+
 Most games start from a balanced random opening (:mod:`alphagomoku.selfplay.openings`). With
 playout cap randomisation (KataGo), a share of moves gets the full search and becomes a policy
 target; the others get a fast search and train the value only. With the Gumbel root the policy
@@ -25,6 +32,7 @@ from alphagomoku.game.position import Position
 from alphagomoku.game.vcf_search import solve_vcf
 from alphagomoku.mcts import Forest, SearchConfig, select_move
 from alphagomoku.nn.cache import EvaluationCache
+from alphagomoku.nn.inflight import submit
 from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
 from alphagomoku.selfplay.records import GameRecord
 
@@ -41,12 +49,15 @@ class SelfPlaySettings:
     vcf_end_budget: int = 0          # end a game when the side to move has a VCF proved within
                                      # this many solver nodes (0: play every game out)
     eval_cache: int = 16384          # network answers kept for positions met again (0: none)
+    groups: int = 1                  # batches in flight: the games split into this many groups
 
     def __post_init__(self):
         if not 0.0 < self.full_search_share <= 1.0:
             raise ValueError(f"full_search_share must be within (0, 1], got {self.full_search_share}")
         if self.full_search_share < 1.0 and self.fast_simulations < 2:
             raise ValueError("playout cap randomisation needs fast_simulations of at least 2")
+        if isinstance(self.groups, bool) or not isinstance(self.groups, int) or self.groups < 1:
+            raise ValueError(f"groups must be a positive integer, got {self.groups!r}")
         if self.eval_cache < 0:
             raise ValueError(f"eval_cache must be 0 (off) or more, got {self.eval_cache}")
 
@@ -77,7 +88,8 @@ def play_games(
     ``on_step()``, if given, is called once per search step (a worker's heartbeat).
 
     ``stats`` has: games, positions (searched plies), evaluations, steps (network calls),
-    seconds, network_seconds, openings (games started from one), unbalanced_openings (no
+    groups (batches in flight), seconds, network_seconds (waiting for the network: the
+    calls, and with groups the time a batch's answer was still being computed), openings (games started from one), unbalanced_openings (no
     candidate was within the balance bound), cache_hits (positions, the openings' included,
     answered by the evaluation cache instead of the network) and cache_misses.
     """
@@ -89,7 +101,14 @@ def play_games(
     if cache is not None:
         evaluator = cache
     k = min(num_games, settings.games_at_once)
-    forest = Forest(game, search, k, seed=int(rng.integers(2**31)))
+    groups = min(settings.groups, k)
+    forest = Forest(game, search, k, seed=int(rng.integers(2**31)), lanes=groups)
+    # Contiguous groups: a group's gather visits its trees in the order one gather of all of
+    # them would, so the solvers' shared memory sees the same calls.
+    member = np.zeros((groups, k), dtype=np.bool_)
+    for g, trees in enumerate(np.array_split(np.arange(k), groups)):
+        member[g, trees] = True
+    in_flight: list = [None] * groups
     forest.check_evaluator(evaluator)
     slots: list[_Slot | None] = [None] * k
     started = 0
@@ -123,35 +142,44 @@ def play_games(
         start(i)
     active = np.ones(k, dtype=np.bool_)
     while active.any():
-        if on_step is not None:
-            on_step()
-        need = active & forest.short_of_target()
-        if need.any():
-            n = forest.gather(need)
-            if n:
+        for g in range(groups):
+            if on_step is not None:
+                on_step()
+            if in_flight[g] is not None:
                 t = time.perf_counter()
-                priors, values = evaluator(forest.planes[:n], forest.legal[:n])
+                priors, values = in_flight[g].result()
                 network_seconds += time.perf_counter() - t
-                evaluations += n
-                steps += 1
-                forest.apply(priors, values)
-        for i in np.flatnonzero(active & ~need):
-            slot = slots[i]
-            record = _play_one_move(forest, i, slot, settings, rng)
-            if record is None:
-                _choose_budget(forest, i, slot, settings, rng)
-                continue
-            records.append(record)
-            if started < num_games:
-                start(i)
-            else:
-                active[i] = False
-                slots[i] = None
+                in_flight[g] = None
+                forest.apply(priors, values, lane=g)
+            mine = active & member[g]
+            for i in np.flatnonzero(mine & ~forest.short_of_target()):
+                slot = slots[i]
+                record = _play_one_move(forest, i, slot, settings, rng)
+                if record is None:
+                    _choose_budget(forest, i, slot, settings, rng)
+                    continue
+                records.append(record)
+                if started < num_games:
+                    start(i)
+                else:
+                    active[i] = False
+                    slots[i] = None
+            need = active & member[g] & forest.short_of_target()
+            if need.any():
+                n = forest.gather(need, lane=g)
+                if n:
+                    t = time.perf_counter()
+                    in_flight[g] = submit(evaluator, forest.lane_planes(g)[:n],
+                                          forest.lane_legal(g)[:n])
+                    network_seconds += time.perf_counter() - t
+                    evaluations += n
+                    steps += 1
     stats = {
         "games": len(records),
         "positions": int(sum(r.searched for r in records)),
         "evaluations": evaluations,
         "steps": steps,
+        "groups": groups,
         "seconds": time.perf_counter() - t0,
         "network_seconds": network_seconds,
         "openings": openings,

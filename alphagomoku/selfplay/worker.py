@@ -31,6 +31,7 @@ class WorkerSpec:
     threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
     inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.backend)
     inference_amp: str = "auto"      # auto | on | off: the torch evaluator's mixed precision
+    cuda_graphs: str = "auto"        # auto | off: CUDA graphs for a GPU worker's forward pass
 
 
 def worker_devices(choice, request: str) -> tuple[str, int]:
@@ -146,6 +147,12 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
                 state.backend = spec.inference_backend
         if spec.num_gpus:
             state.device_line += f" (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})"
+        groups = getattr(spec.settings, "groups", 1)
+        if choice.kind == "cuda" or groups > 1:
+            # The self-play layout a GPU worker runs (auto on CUDA: see train.loop.selfplay_groups).
+            state.device_line += (f"; self-play: {spec.settings.games_at_once} games at once in "
+                                  f"{groups} group{'s' if groups > 1 else ''}, one batch in "
+                                  f"flight each")
     except Exception as e:  # noqa: BLE001 - reported through the first task
         state.init_error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
         state.device_line = f"[worker {index}] FAILED to set up device {spec.device!r}: {e}"
@@ -180,12 +187,22 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         from alphagomoku.nn.io import load_model
 
         model = load_model(task.weights_path, device=state.device)
-        # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
-        state.evaluator = make_evaluator(
-            model, state.device, state.backend, threads=state.spec.threads_per_worker,
-            amp=state.spec.inference_amp,
-            log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr, flush=True))
+        old = state.evaluator
+        if getattr(old, "graphs", False) and getattr(old, "config", None) == model.config:
+            # CUDA graphs are captured once per worker: new weights are copied into the
+            # captured network's own tensors, which the graphs read.
+            old.load_state_dict(model.state_dict())
+            state.version = task.weights_version
+        if state.version != task.weights_version:
+            # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
+            state.evaluator = make_evaluator(
+                model, state.device, state.backend, threads=state.spec.threads_per_worker,
+                amp=state.spec.inference_amp,
+                log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr,
+                                       flush=True))
         state.version = task.weights_version
+        if state.spec.cuda_graphs == "off" and hasattr(state.evaluator, "disable_graphs"):
+            state.evaluator.disable_graphs()
     settings = state.spec.settings
     if settings.openings is not None:
         openings = replace(settings.openings, black_target=task.opening_black_target)

@@ -36,6 +36,11 @@ _HELP = {
     "selfplay_games": "self-play games per epoch",
     "games_per_task": "games a self-play task plays with one set of weights; their leaves form "
                       "one network batch, unless --games-at-once is smaller",
+    "cuda_graphs": "GPU self-play workers: auto (the forward pass as CUDA graphs at fixed batch "
+                   "sizes, eager where capture fails) or off (eager)",
+    "selfplay_groups": "batches in flight per self-play worker: its games split into this many "
+                       "groups, one searching while another's batch is on the device (0: auto, "
+                       "2 on CUDA, 1 on a CPU, where the network call holds the core)",
     "games_at_once": "of a task's games, how many are played at once (0: all); a finished game's "
                      "place goes to the next, so the network batches stay full until the task's "
                      "last games (on a GPU a call costs about the same whatever its size)",

@@ -45,6 +45,8 @@ class TrainConfig:
     selfplay_games: int = 32          # games per epoch, over all workers
     games_per_task: int = 16          # games one task plays with one set of weights
     games_at_once: int = 0            # of those, played at once (one network batch a step; 0: all)
+    cuda_graphs: str = "auto"         # GPU workers: auto (CUDA graphs at fixed batch sizes) | off (eager)
+    selfplay_groups: int = 0          # batches in flight per worker, its games split in groups (0: auto, 2 on CUDA, 1 elsewhere)
     simulations: int = 32             # MCTS simulations per move (root visits)
     search: str = "gumbel"            # root search: gumbel (Gumbel AlphaZero) | puct (visit targets)
     gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
@@ -179,6 +181,8 @@ class TrainConfig:
         need(self.parallel_workers <= 256, "parallel_workers", "more than 256 workers is surely a typo")
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
         need(self.games_per_task >= 1, "games_per_task", "must be at least 1")
+        need(0 <= self.selfplay_groups, "selfplay_groups", "must be 0 (auto) or more")
+        need(self.cuda_graphs in ("auto", "off"), "cuda_graphs", "must be auto or off")
         need(0 <= self.games_at_once <= self.games_per_task, "games_at_once",
              f"must be from 1 to games_per_task ({self.games_per_task}), or 0 for all of them, "
              f"got {self.games_at_once}")
@@ -294,6 +298,12 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
+        from alphagomoku.nn.simulated import refuse_in_training
+
+        try:
+            refuse_in_training(data)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -50,6 +50,15 @@ _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arc
                     "vcf_plane_budget")
 
 
+def selfplay_groups(cfg: TrainConfig, kind: str) -> int:
+    """Batches in flight per worker: the config's, or for 0 (auto) two on CUDA, where the device
+    works while the worker searches, and one elsewhere: on a CPU the network's call holds the
+    worker's core, so a second group would only add calls."""
+    if cfg.selfplay_groups:
+        return cfg.selfplay_groups
+    return 2 if kind == "cuda" else 1
+
+
 def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
     """What every self-play worker of a run with ``cfg`` is given: the search, the game loop's
     settings and the device. The self-play benchmark builds its workers with this too, so that
@@ -74,14 +83,15 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
         openings=openings, full_search_share=cfg.full_search_share,
         fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
-        eval_cache=cfg.eval_cache,
+        eval_cache=cfg.eval_cache, groups=selfplay_groups(cfg, device.kind),
     )
     device_name, num_gpus = worker_devices(device, cfg.device)
     # One torch thread per CPU worker: workers are the parallelism, and several threads per
     # process on shared cores were measured 10-100x slower per forward pass, not faster.
     return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
                       num_gpus=num_gpus, threads_per_worker=1,
-                      inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp)
+                      inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp,
+                      cuda_graphs=cfg.cuda_graphs)
 
 
 class Trainer:
