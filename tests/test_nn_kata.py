@@ -338,7 +338,7 @@ def test_a_memory_limit_is_kept_on_the_board_being_played():
 
     player = NetworkPlayer(PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata")).eval(),
                            time_per_move=0.1, device="cpu")
-    player.memory_bytes = 60 * 2**20
+    player.memory_bytes = 80 * 2**20   # room for a 20x20 tree and some cache beside it
     sizes = {}
     for size in (15, 20):
         player.reset(GameConfig(width=size))
