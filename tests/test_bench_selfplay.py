@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--preset", "tiny",

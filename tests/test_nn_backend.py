@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn import backend as nb
+from alphagomoku.nn import inference_backend as nb
 from alphagomoku.nn.config import PRESETS
 from alphagomoku.nn.evaluator import Evaluator
 from alphagomoku.selfplay.game_loop import SelfPlaySettings

@@ -13,7 +13,7 @@ from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError
-from alphagomoku.selfplay.records import BadRecordError, GameRecord
+from alphagomoku.selfplay.training_game import TrainingGameError, TrainingGame
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import load_checkpoint, save_checkpoint
@@ -23,7 +23,7 @@ from alphagomoku.train.loss import alphazero_loss
 GAME = GameConfig(width=7, n_in_row=4)
 
 
-def random_record(game: GameConfig, rng: np.random.Generator) -> GameRecord:
+def random_record(game: GameConfig, rng: np.random.Generator) -> TrainingGame:
     """A legal random game with visit distributions spread over the legal points."""
     pos = Position(game)
     moves, policies = [], []
@@ -35,7 +35,7 @@ def random_record(game: GameConfig, rng: np.random.Generator) -> GameRecord:
         moves.append(move)
         policies.append(pol.astype(np.float16))
         pos.play(move)
-    return GameRecord(
+    return TrainingGame(
         moves=np.array(moves, dtype=np.int16),
         policies=np.array(policies, dtype=np.float16),
         root_values=np.zeros(len(moves), dtype=np.float16),
@@ -89,19 +89,19 @@ def test_record_validation_catches_bad_data():
     rng = np.random.default_rng(0)
     rec = random_record(GAME, rng)
     rec.validate(GAME)
-    empty = GameRecord(np.zeros(0, np.int16), np.zeros((0, GAME.area), np.float16), np.zeros(0, np.float16), BLACK)
-    with pytest.raises(BadRecordError, match="empty"):
+    empty = TrainingGame(np.zeros(0, np.int16), np.zeros((0, GAME.area), np.float16), np.zeros(0, np.float16), BLACK)
+    with pytest.raises(TrainingGameError, match="empty"):
         empty.validate(GAME)
-    wrong = GameRecord(rec.moves, rec.policies, rec.root_values, WHITE if rec.result == BLACK else BLACK)
-    with pytest.raises(BadRecordError, match="result"):
+    wrong = TrainingGame(rec.moves, rec.policies, rec.root_values, WHITE if rec.result == BLACK else BLACK)
+    with pytest.raises(TrainingGameError, match="result"):
         wrong.validate(GAME)
-    twice = GameRecord(np.array([3, 3], np.int16), rec.policies[:2], rec.root_values[:2], BLACK)
-    with pytest.raises(BadRecordError, match="occupied"):
+    twice = TrainingGame(np.array([3, 3], np.int16), rec.policies[:2], rec.root_values[:2], BLACK)
+    with pytest.raises(TrainingGameError, match="occupied"):
         twice.validate(GAME)
 
 
 def test_value_targets_follow_the_side_to_move():
-    rec = GameRecord(np.array([0, 1, 2], np.int16), np.zeros((3, 49), np.float16),
+    rec = TrainingGame(np.array([0, 1, 2], np.int16), np.zeros((3, 49), np.float16),
                      np.zeros(3, np.float16), BLACK, resigned=True)
     assert rec.value_targets().tolist() == [1.0, -1.0, 1.0]
 

@@ -91,7 +91,7 @@ def _load(path: str):
 
 
 def _selfplay(model, spec, games: int, repeats: int, seed: int) -> dict:
-    from alphagomoku.nn.backend import make_evaluator
+    from alphagomoku.nn.inference_backend import make_evaluator
     from alphagomoku.selfplay.game_loop import play_games
 
     evaluator = make_evaluator(model, "cpu", spec.inference_backend, threads=1,

@@ -26,7 +26,7 @@ from alphagomoku.game import BLACK, WHITE, GameConfig, IllegalMoveError, Positio
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE
 from alphagomoku.game.coords import to_xy
 
-ABOUT = (f'name="alphagomoku", version="{alphagomoku.__version__}", '
+ABOUT_REPLY = (f'name="alphagomoku", version="{alphagomoku.__version__}", '
          'author="the alphagomoku developers", country="n/a"')
 
 # Up to 6 digits: larger numbers are no coordinate of any board and only cost time to parse.
@@ -186,7 +186,7 @@ class GomocupEngine:
             close()
 
     def _about(self, arg: str) -> None:
-        self.send(ABOUT)
+        self.send(ABOUT_REPLY)
 
     # -- INFO -------------------------------------------------------------------------------------
     def _info(self, arg: str) -> None:

@@ -739,7 +739,7 @@ class NetworkPlayer(_SearchPlayer):
     ``source`` may also be an ONNX file written by :mod:`alphagomoku.nn.onnx_file`, which runs
     on ONNX Runtime on the CPU without torch.
 
-    ``backend`` (:mod:`alphagomoku.nn.backend`): with ``auto`` a network read from a file runs on
+    ``backend`` (:mod:`alphagomoku.nn.inference_backend`): with ``auto`` a network read from a file runs on
     ONNX Runtime on a CPU, with ``threads`` threads, where it searches 1.5x to 2.3x as many
     simulations a move as with torch (docs/benchmarks.md, "The players on ONNX Runtime"). A
     model object stays on torch: its caller may change its weights between games, and ONNX
@@ -780,7 +780,7 @@ class NetworkPlayer(_SearchPlayer):
 
     def _load(self, source, device: str, backend: str, threads: int) -> None:
         from alphagomoku.device import select_device
-        from alphagomoku.nn.backend import make_evaluator
+        from alphagomoku.nn.inference_backend import make_evaluator
         from alphagomoku.nn.io import load_model
 
         self.device = select_device(device)

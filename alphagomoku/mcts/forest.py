@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import (
@@ -18,16 +19,15 @@ from alphagomoku.game.constants import (
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.mcts import gumbel, kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import uniform_evaluator
 from alphagomoku.mcts.tree import (
     BUDGET,
     COLOR,
-    DRAW,
     FIRST_EDGE,
     FORCED,
     FULL,
     GUMBEL_INTERIOR,
-    LOSS,
     NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
@@ -35,17 +35,20 @@ from alphagomoku.mcts.tree import (
     ROOT,
     ROOT_GUMBEL,
     ROOT_PUCT,
+    SOLVED_LOSS,
+    SOLVED_WIN,
     STATUS,
     UCB1,
     UNEXPANDED,
+    UNSOLVED,
     VALUE_SUM,
     VISITS,
-    WIN,
     SearchParams,
     allocate_leaves,
     allocate_scratch,
     allocate_trees,
     exploration_table,
+    solved_value,
     tree_bytes,
 )
 
@@ -55,8 +58,7 @@ ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}
 
 def seed_state(seed: int, index: int = 0) -> np.uint64:
     """The xorshift state of stream ``index`` of ``seed`` (never zero, which xorshift keeps)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    non_negative_int("seed", seed)
     state = np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint64)[0]
     return np.uint64(state) if state else np.uint64(1)
 
@@ -88,8 +90,7 @@ class Forest:
         if rule not in RULE_NAMES:
             raise ValueError(f"unknown rule {rule!r}: choose one of {', '.join(RULE_NAMES)}")
         for name, v in (("height", height), ("width", width), ("n_in_row", n_in_row)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            positive_int(name, v)
         if n_in_row > max(height, width) or height * width > 32767:
             raise ValueError(f"a {width}x{height} board cannot hold {n_in_row} in a row here")
         self = cls.__new__(cls)
@@ -110,8 +111,7 @@ class Forest:
     def _build(self, height, width, n_in_row, rule, cfg, num_trees, seed, max_nodes, selection):
         if not isinstance(cfg, SearchConfig):
             raise TypeError(f"cfg must be a SearchConfig, got {type(cfg).__name__}")
-        if isinstance(num_trees, bool) or not isinstance(num_trees, int) or num_trees < 1:
-            raise ValueError(f"num_trees must be a positive integer, got {num_trees!r}")
+        positive_int("num_trees", num_trees)
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         least = cfg.leaves_per_tree + 1
@@ -319,7 +319,7 @@ class Forest:
         kernels.apply(self._trees, self._leaves, self._scratch, self._params, n, priors, values)
         self._pending = 0
 
-    def run(self, evaluator, active: np.ndarray | None = None) -> None:
+    def run(self, evaluator: LeafEvaluator, active: np.ndarray | None = None) -> None:
         """Search until every active tree (default: every tree with a position) has
         num_simulations root visits (or its :meth:`set_budget`), counting those kept by tree
         reuse.
@@ -344,11 +344,11 @@ class Forest:
                 priors, values = evaluator(self.planes[:n], self.legal[:n])
                 self.apply(priors, values)
 
-    def check_evaluator(self, evaluator) -> None:
+    def check_evaluator(self, evaluator: LeafEvaluator) -> None:
         """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
         VCF planes than this search writes: it would get inputs it was not trained on."""
-        model = getattr(evaluator, "config", None)
-        want = getattr(model, "vcf_plane_budget", None)
+        model = network_config(evaluator)
+        want = None if model is None else model.vcf_plane_budget
         if want is not None and want != self.cfg.vcf_plane_budget:
             raise ValueError(
                 f"the network ({model.label}) was trained with vcf_plane_budget {want} but this "
@@ -385,9 +385,9 @@ class Forest:
             return NO_MOVE
         if tr.nodes[i, ROOT, FORCED]:
             return int(tr.edge_move[i, first])
-        if tr.nodes[i, ROOT, STATUS] == WIN:
+        if tr.nodes[i, ROOT, STATUS] == SOLVED_WIN:
             for e in range(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN])):
-                if tr.nodes[i, tr.edge_child[i, e], STATUS] == LOSS:
+                if tr.nodes[i, tr.edge_child[i, e], STATUS] == SOLVED_LOSS:
                     return int(tr.edge_move[i, e])
         return NO_MOVE
 
@@ -429,12 +429,8 @@ class Forest:
                     continue
                 c = tr.edge_child[i, e]
                 st = tr.nodes[i, c, STATUS]
-                if st == WIN:
-                    return -1.0
-                if st == LOSS:
-                    return 1.0
-                if st == DRAW:
-                    return 0.0
+                if st != UNSOLVED:
+                    return -solved_value(st)
                 n = tr.nodes[i, c, VISITS]
                 if n:
                     return float(-tr.values[i, c, VALUE_SUM] / n)
@@ -460,17 +456,14 @@ class Forest:
         i = self._check_tree(i)
         tr = self._trees
         status = tr.nodes[i, ROOT, STATUS]
-        if status == WIN:
-            return 1.0
-        if status == LOSS:
-            return -1.0
-        if status == DRAW:
-            return 0.0
+        if status != UNSOLVED:
+            return float(solved_value(status))
         n = tr.nodes[i, ROOT, VISITS]
         return float(tr.values[i, ROOT, VALUE_SUM] / n) if n else 0.0
 
     def root_status(self, i: int) -> int:
-        """tree.UNKNOWN, WIN, LOSS or DRAW: what the search has proved about the root."""
+        """tree.UNSOLVED, SOLVED_WIN, SOLVED_LOSS or SOLVED_DRAW: what the search has proved about
+        the root."""
         return int(self._trees.nodes[self._check_tree(i), ROOT, STATUS])
 
     def num_nodes(self, i: int) -> int:

@@ -9,6 +9,7 @@ import numpy as np
 from alphagomoku.game.position import Position
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.forest import Forest
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import visit_policy
 
 #: Leaves one evaluator call takes when a single tree is searched. A lone tree hands the
@@ -40,16 +41,16 @@ class SearchResult:
         return int(np.argmax(self.visits))
 
 
-def fit_to_evaluator(cfg: SearchConfig, evaluator) -> SearchConfig:
+def fit_to_evaluator(cfg: SearchConfig, evaluator: LeafEvaluator) -> SearchConfig:
     """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF planes of its
     ``config`` (a ModelConfig), when it has one."""
-    budget = getattr(getattr(evaluator, "config", None), "vcf_plane_budget", None)
-    if budget is None or budget == cfg.vcf_plane_budget:
+    model = network_config(evaluator)
+    if model is None or model.vcf_plane_budget == cfg.vcf_plane_budget:
         return cfg
-    return cfg.replace(vcf_plane_budget=budget)
+    return cfg.replace(vcf_plane_budget=model.vcf_plane_budget)
 
 
-def search(position: Position, evaluator, cfg: SearchConfig | None = None,
+def search(position: Position, evaluator: LeafEvaluator, cfg: SearchConfig | None = None,
            seed: int = 0) -> SearchResult:
     """Search ``position`` for ``cfg.num_simulations`` simulations with ``evaluator(planes,
     legal) -> (priors, values)``. Without ``cfg``, :func:`search_config` (batches of

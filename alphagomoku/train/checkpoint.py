@@ -21,7 +21,7 @@ from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
 from alphagomoku.atomic import atomic_path, atomic_torch_save
 from alphagomoku.read_errors import read_error_reason
 
-FORMAT_VERSION = 1
+CHECKPOINT_FORMAT_VERSION = 1
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint", "rng_state", "restore_rng_state"]
 
@@ -48,7 +48,7 @@ def save_checkpoint(run_dir: Path, state: dict, keep: int) -> Path:
     """Write ``state`` as this epoch's checkpoint and as latest.pt; prune old ones."""
     ckpt_dir = Path(run_dir) / "checkpoints"
     path = ckpt_dir / f"epoch_{state['epoch']:06d}.pt"
-    state = {"format": TRAINING_FORMAT, "format_version": FORMAT_VERSION, **state}
+    state = {"format": TRAINING_FORMAT, "format_version": CHECKPOINT_FORMAT_VERSION, **state}
     atomic_torch_save(state, path)
     # latest.pt: a copy, itself atomic, so it is never a half-written file.
     with atomic_path(ckpt_dir / "latest.pt") as tmp:
@@ -72,9 +72,9 @@ def load_checkpoint(path: str | Path) -> dict:
         ) from None
     if not isinstance(state, dict) or state.get("format") != TRAINING_FORMAT or "model" not in state:
         raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")
-    if state["format_version"] != FORMAT_VERSION:
+    if state["format_version"] != CHECKPOINT_FORMAT_VERSION:
         raise CheckpointError(
-            f"checkpoint {path} has format {state['format_version']}; this version reads {FORMAT_VERSION}"
+            f"checkpoint {path} has format {state['format_version']}; this version reads {CHECKPOINT_FORMAT_VERSION}"
         )
     state["model"] = strip_prefixes(state["model"])
     return state

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
-from alphagomoku.nn.backend import AMP_MODES, BACKENDS as INFERENCE_BACKENDS  # imports no torch
+from alphagomoku.nn.inference_backend import AMP_MODES, INFERENCE_BACKENDS  # imports no torch
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
