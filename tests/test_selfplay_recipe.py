@@ -150,7 +150,7 @@ def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
     assert row["opening_games"] == 8
     expected = steer_target(-0.2, row["opening_black_wins"], row["opening_white_wins"], 8, 0.25)
     assert trainer.opening_target == pytest.approx(expected)
-    assert trainer._state()["opening_target"] == trainer.opening_target
+    assert trainer._state().to_dict()["opening_target"] == trainer.opening_target
 
 
 # -- value targets, decided positions ---------------------------------------------------------------

@@ -210,6 +210,55 @@ def test_checkpoints_are_pruned_and_corrupt_ones_rejected(tmp_path):
         load_checkpoint(tmp_path / "nope.pt")
 
 
+def _checkpoint_as_saved_today(model) -> dict:
+    """The keys and kinds of value the trainer writes each epoch, spelt out by hand so that a
+    change to TrainingState that old checkpoints would not survive shows up here."""
+    from alphagomoku.train.checkpoint import rng_state
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0)
+    return {
+        "epoch": 3, "config": TrainConfig(board_size=7).to_dict(),
+        "model_config": model.config.to_dict(), "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+        "scaler": torch.amp.GradScaler("cuda", enabled=False).state_dict(), "rng": rng_state(),
+        "selfplay_rng": np.random.default_rng(5).bit_generator.state, "best_elo": 41.5,
+        "lopsided_epochs": 2, "opening_target": -0.125, "wall_seconds": 93.0, "world_size": 1,
+    }
+
+
+def test_the_training_state_saves_and_restores_the_same_fields(tmp_path):
+    from alphagomoku.train.checkpoint import TrainingState
+
+    model = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    saved = _checkpoint_as_saved_today(model)
+    save_checkpoint(tmp_path, saved, keep=1)
+    loaded = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
+    state = TrainingState.from_dict(loaded)
+    assert (state.epoch, state.best_elo, state.lopsided_epochs, state.opening_target,
+            state.wall_seconds, state.world_size) == (3, 41.5, 2, -0.125, 93.0, 1)
+    assert state.selfplay_rng == saved["selfplay_rng"] and state.config == saved["config"]
+    # Every field read back is a field written: the two lists cannot drift apart.
+    assert set(state.to_dict()) == set(saved)
+    again = TrainingState.from_dict(state.to_dict()).to_dict()
+    assert all(torch.equal(again["model"][k], v) for k, v in model.state_dict().items())
+
+
+def test_a_checkpoint_from_before_the_later_fields_loads_with_their_defaults():
+    from alphagomoku.train.checkpoint import TrainingState
+
+    old = _checkpoint_as_saved_today(PolicyValueNet(ModelConfig.preset("tiny", 7)))
+    for key in ("scaler", "best_elo", "lopsided_epochs", "opening_target", "wall_seconds",
+                "world_size"):
+        del old[key]
+    state = TrainingState.from_dict(old)
+    assert (state.scaler, state.best_elo, state.lopsided_epochs, state.opening_target,
+            state.wall_seconds, state.world_size) == (None, 0.0, 0, 0.0, 0.0, 1)
+    del old["optimizer"]
+    with pytest.raises(CheckpointError, match="lacks optimizer"):
+        TrainingState.from_dict(old)
+
+
 def test_a_training_checkpoint_loads_wherever_weights_are_asked_for(tmp_path):
     from alphagomoku.nn.io import load_model
 

@@ -12,6 +12,7 @@ import pickle
 import random
 import shutil
 import zipfile
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,55 @@ from alphagomoku.read_errors import read_error_reason
 
 CHECKPOINT_FORMAT_VERSION = 1
 
-__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint", "rng_state", "restore_rng_state"]
+__all__ = ["CheckpointError", "TrainingState", "load_checkpoint", "save_checkpoint", "rng_state",
+           "restore_rng_state"]
+
+
+@dataclass
+class TrainingState:
+    """What a checkpoint holds: the trainer writes one each epoch and ``--resume`` reads it back.
+    One list of fields for both, so a field saved is a field restored.
+
+    The fields with defaults came after the first checkpoints; a checkpoint without them loads
+    with the default."""
+
+    epoch: int
+    model_config: dict          # ModelConfig.to_dict()
+    model: dict                 # the network's state_dict (prefixes stripped on load)
+    optimizer: dict
+    scheduler: dict
+    rng: dict                   # rng_state(): python, numpy and torch
+    selfplay_rng: dict          # the trainer's numpy Generator's bit_generator.state
+    config: dict = field(default_factory=dict)  # TrainConfig.to_dict()
+    scaler: dict | None = None  # the fp16 loss scale; empty without fp16
+    best_elo: float = 0.0
+    lopsided_epochs: int = 0
+    opening_target: float = 0.0
+    wall_seconds: float = 0.0   # wall time of every session of the run so far
+    world_size: int = 1
+
+    def to_dict(self) -> dict:
+        # Not dataclasses.asdict: it would deep-copy every tensor of the model and optimizer.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, state: dict, source: str = "checkpoint") -> "TrainingState":
+        """The state in a checkpoint dict (as :func:`load_checkpoint` returns it); keys it does
+        not know (``format``, ``format_version``) are left out."""
+        names = {f.name for f in fields(cls)}
+        missing = [f.name for f in fields(cls) if f.name not in state
+                   and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise CheckpointError(f"{source} lacks {', '.join(missing)}: "
+                                  "not a trainer's checkpoint")
+        out = cls(**{k: v for k, v in state.items() if k in names})
+        out.epoch = int(out.epoch)
+        out.best_elo = float(out.best_elo)
+        out.lopsided_epochs = int(out.lopsided_epochs)
+        out.opening_target = float(out.opening_target)
+        out.wall_seconds = float(out.wall_seconds)
+        out.world_size = int(out.world_size)
+        return out
 
 
 def rng_state() -> dict:

@@ -26,8 +26,8 @@ from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
-from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.backend import SelfPlayBackend, open_backend
+from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.openings import OpeningSettings, steer_target
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
@@ -35,7 +35,13 @@ from alphagomoku.train import distributed
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
-from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from alphagomoku.train.checkpoint import (
+    TrainingState,
+    load_checkpoint,
+    restore_rng_state,
+    rng_state,
+    save_checkpoint,
+)
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
@@ -74,7 +80,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
     )
     device_name, num_gpus = worker_devices(device, cfg.device)
     # One torch thread per CPU worker: workers are the parallelism, and several threads per
-    # process on shared cores were measured 10-100x slower per forward pass, not faster.
+    # process on shared cores make each forward pass slower, not faster.
     return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
                       num_gpus=num_gpus, threads_per_worker=1,
                       inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp)
@@ -158,10 +164,10 @@ class Trainer:
         if not path.exists():
             raise CheckpointError(f"--resume: no checkpoint at {path}; start the run without --resume")
         try:
-            state = load_checkpoint(path)
+            state = TrainingState.from_dict(load_checkpoint(path), str(path))
         except CheckpointError as e:
             raise CheckpointError(f"{e}\n{_intact_checkpoint_hint(path.parent)}") from None
-        saved = state.get("config", {})
+        saved = state.config
         for key in _FIXED_ON_RESUME:
             if key in saved and saved[key] != getattr(self.cfg, key):
                 raise CheckpointError(
@@ -169,26 +175,26 @@ class Trainer:
                     f"for {getattr(self.cfg, key)!r}; drop the flag or start a new --run-dir"
                 )
         try:
-            self.model.load_state_dict(state["model"])
+            self.model.load_state_dict(state.model)
         except RuntimeError as e:
             raise CheckpointError(f"checkpoint {path} does not fit the {self.cfg.model_preset} "
                                   f"model: {str(e).splitlines()[0]}") from None
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        _restore_scaler(self.scaler, state.get("scaler"))
-        saved_world = int(state.get("world_size", 1))
+        self.optimizer.load_state_dict(state.optimizer)
+        self.scheduler.load_state_dict(state.scheduler)
+        _restore_scaler(self.scaler, state.scaler)
+        saved_world = state.world_size
         if saved_world != self.dist.world_size:
             distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
             self.log(f"note: the checkpoint was trained on {saved_world} rank(s), this run has "
                      f"{self.dist.world_size}: learning rate rescaled to {self._base_lr:g} "
                      f"(--lr-scaling {self.cfg.lr_scaling})")
-        restore_rng_state(state["rng"])
-        self.rng.bit_generator.state = state["selfplay_rng"]
-        self.epoch = self.saved_epoch = int(state["epoch"])
-        self.best_elo = float(state.get("best_elo", 0.0))
-        self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
-        self.opening_target = float(state.get("opening_target", 0.0))
-        self.spent_seconds = float(state.get("wall_seconds", 0.0))
+        restore_rng_state(state.rng)
+        self.rng.bit_generator.state = state.selfplay_rng
+        self.epoch = self.saved_epoch = state.epoch
+        self.best_elo = state.best_elo
+        self.lopsided_epochs = state.lopsided_epochs
+        self.opening_target = state.opening_target
+        self.spent_seconds = state.wall_seconds
         try:
             self.buffer, buffer_epoch = ReplayBuffer.load(
                 self.run_dir / "replay.npz", self.game, self.cfg.buffer_positions)
@@ -338,7 +344,7 @@ class Trainer:
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
         self.buffer.save(self.run_dir / "replay.npz", epoch)
-        save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
+        save_checkpoint(self.run_dir, self._state().to_dict(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")
         self.metrics.write(row)
@@ -477,23 +483,23 @@ class Trainer:
         logits, _ = self.model(planes)
         return torch.log_softmax(logits.float(), dim=1)
 
-    def _state(self) -> dict:
-        return {
-            "epoch": self.epoch,
-            "config": self.cfg.to_dict(),
-            "model_config": self.model_config.to_dict(),
-            "model": unwrap(self.model).state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
-            "rng": rng_state(),
-            "selfplay_rng": self.rng.bit_generator.state,
-            "best_elo": self.best_elo,
-            "lopsided_epochs": self.lopsided_epochs,
-            "opening_target": self.opening_target,
-            "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
-            "world_size": self.dist.world_size,
-        }
+    def _state(self) -> TrainingState:
+        return TrainingState(
+            epoch=self.epoch,
+            config=self.cfg.to_dict(),
+            model_config=self.model_config.to_dict(),
+            model=unwrap(self.model).state_dict(),
+            optimizer=self.optimizer.state_dict(),
+            scheduler=self.scheduler.state_dict(),
+            scaler=self.scaler.state_dict(),
+            rng=rng_state(),
+            selfplay_rng=self.rng.bit_generator.state,
+            best_elo=self.best_elo,
+            lopsided_epochs=self.lopsided_epochs,
+            opening_target=self.opening_target,
+            wall_seconds=self.clock.seconds() if self.clock is not None else self.spent_seconds,
+            world_size=self.dist.world_size,
+        )
 
     def _watch_colours(self, row: dict) -> None:
         """Warn when one colour keeps winning the games from balanced openings: the first sign
@@ -571,6 +577,7 @@ def _shares(records: list) -> dict:
 
 def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
+    # Only the network's part of the state: a checkpoint cut down to it exports too.
     state = load_checkpoint(checkpoint)
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
     model.load_state_dict(state["model"])
