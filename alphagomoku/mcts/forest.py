@@ -457,7 +457,7 @@ class Forest:
         tr = self._trees
         status = tr.nodes[i, ROOT, STATUS]
         if status != UNSOLVED:
-            return float(solved_value(status))
+            return solved_value(status)
         n = tr.nodes[i, ROOT, VISITS]
         return float(tr.values[i, ROOT, VALUE_SUM] / n) if n else 0.0
 

@@ -65,7 +65,7 @@ from alphagomoku.mcts.tree import (
     VALUE_SUM,
     VISITS,
     WINS,
-    solved_value,
+    solved_value_kernel,
 )
 from alphagomoku.numba_config import JIT
 
@@ -97,7 +97,7 @@ def _refresh(nodes, values, virtual_loss, t, x):
     n = nodes[t, x, VISITS] + nodes[t, x, IN_FLIGHT]
     st = nodes[t, x, STATUS]
     if st != UNSOLVED:
-        q = -solved_value(st)
+        q = -solved_value_kernel(st)
     elif n == 0:
         q = 0.0
     else:
@@ -298,7 +298,7 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
         if depth > 0:
             st = nodes[t, x, STATUS]
             if st != UNSOLVED:
-                return _EXACT, x, solved_value(st)
+                return _EXACT, x, solved_value_kernel(st)
         if depth == 0 and prm.root_rule == ROOT_GUMBEL and nodes[t, x, FORCED] == 0 \
                 and nodes[t, x, STATUS] != SOLVED_WIN:
             e = gumbel_root.select_root(nodes, values, edge_prior, edge_child, gumbel, roots, qbuf,

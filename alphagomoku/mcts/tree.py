@@ -82,8 +82,7 @@ SOLVED_LOSS = 2
 SOLVED_DRAW = 3
 
 
-@njit(**JIT)
-def solved_value(status):
+def solved_value(status) -> float:
     """The exact value of a solved node for its side to move (1, -1 or 0); NaN while UNSOLVED."""
     if status == SOLVED_WIN:
         return 1.0
@@ -92,6 +91,11 @@ def solved_value(status):
     if status == SOLVED_DRAW:
         return 0.0
     return np.nan
+
+
+# The same mapping compiled for the kernels. The Python layer calls the plain function: a call
+# from Python would compile a specialisation at run time, inside a self-play worker's move.
+solved_value_kernel = njit(**JIT)(solved_value)
 
 # info[j, field] of a leaf (int32)
 LEAF_TREE = 0
