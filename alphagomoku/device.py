@@ -19,6 +19,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from alphagomoku.checks import non_negative_int, positive_int
+
 VALID_FORMS = "auto, cpu, cuda, cuda:N (N = 0, 1, ...), mps"
 _REQUEST = re.compile(r"^(auto|cpu|mps|cuda)(?::(\d+))?$")
 
@@ -184,8 +186,7 @@ def assign_gpu(worker_index: int, num_gpus: int) -> int | None:
     """The GPU (0-based, among the visible ones) for worker ``worker_index``: round-robin, so
     workers 0..5 on 2 GPUs get 0, 1, 0, 1, 0, 1. None when there is no GPU."""
     for name, v in (("worker_index", worker_index), ("num_gpus", num_gpus)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        non_negative_int(name, v)
     return None if num_gpus == 0 else worker_index % num_gpus
 
 
@@ -230,8 +231,7 @@ def set_worker_gpu(worker_index: int, num_gpus: int, environ=None) -> str | None
 def cpu_threads_per_worker(num_workers: int, cores: int | None = None) -> int:
     """Torch threads for each of ``num_workers`` CPU workers sharing ``cores``: the cores split
     evenly, at least one. More threads than cores makes every worker slower."""
-    if not isinstance(num_workers, int) or num_workers < 1:
-        raise ValueError(f"num_workers must be a positive integer, got {num_workers!r}")
+    positive_int("num_workers", num_workers)
     cores = cpu_count() if cores is None else cores
     return max(1, cores // num_workers)
 
@@ -239,8 +239,7 @@ def cpu_threads_per_worker(num_workers: int, cores: int | None = None) -> int:
 def limit_cpu_threads(threads: int) -> None:
     """Make this process use ``threads`` CPU threads for torch (and the BLAS/OpenMP libraries
     under it). Call it in each CPU worker, with :func:`cpu_threads_per_worker`."""
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    positive_int("threads", threads)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)  # read by the libraries when they load, if not yet loaded
     import torch
@@ -291,10 +290,8 @@ def plan_workers(total_memory_bytes: int, model_config, batch_size: int,
     """Workers per GPU of ``total_memory_bytes`` for ``model_config`` evaluating batches of
     ``batch_size``. ``headroom`` is the fraction kept free (the trainer, fragmentation);
     ``max_workers`` caps the answer (e.g. at the CPU cores that drive the workers)."""
-    if not isinstance(total_memory_bytes, int) or total_memory_bytes <= 0:
-        raise ValueError(f"total_memory_bytes must be a positive integer, got {total_memory_bytes!r}")
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    positive_int("total_memory_bytes", total_memory_bytes)
+    positive_int("batch_size", batch_size)
     if not 0 <= headroom < 1:
         raise ValueError(f"headroom must be a fraction in [0, 1), got {headroom!r}")
     usable = int(total_memory_bytes * (1 - headroom))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from alphagomoku.diagnostics import main
+from alphagomoku.device_check import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -38,7 +38,7 @@ def test_cache_benchmark_reports_the_same_games_and_what_the_cache_answered(tmp_
     assert len(r["selfplay_runs_off"]) == len(r["selfplay_runs_on"]) == 1
     assert r["player_simulations_a_move_off"] >= 1 and r["player_simulations_a_move_on"] >= 1
     assert 0 <= r["player_hit_share"] < 1
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     assert r["player_backend"] == ("Evaluator" if onnx_problem() else "OnnxEvaluator")
     assert r["player_backend_ratio"] == (r["player_simulations_a_move_on"]

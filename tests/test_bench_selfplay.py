@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_selfplay_benchmark_reports_speed_and_network_share_per_backend():
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--preset", "tiny",
@@ -128,7 +128,7 @@ def test_selfplay_benchmark_times_the_recipes_workers():
     from alphagomoku.bench.selfplay import recipe_config
     from alphagomoku.device import select_device
     from alphagomoku.train.config import TrainConfig
-    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.selfplay_epoch import worker_spec
     from alphagomoku.train.recipes import recipe_path
 
     hour = TrainConfig.from_file(recipe_path("cpu-hour"))

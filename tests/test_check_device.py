@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from alphagomoku import device as dev
-from alphagomoku import diagnostics as diag
+from alphagomoku import device_check as diag
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_device.py"
 

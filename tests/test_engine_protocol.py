@@ -119,6 +119,10 @@ class Wrapper:
         self.reset = inner.reset
         self.choose = inner.choose
 
+    @property
+    def wrapped(self):
+        return (self.inner,)
+
 
 def test_info_max_memory_gives_the_searches_the_limit_less_what_the_engine_holds():
     MB = 2**20

@@ -174,7 +174,7 @@ def test_a_timed_search_goes_on_with_its_tree_when_given_more_time(tiny_model_pa
 
 
 def test_a_network_from_a_file_runs_on_onnx_runtime_and_a_model_object_on_torch(tiny_model_path):
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
     from alphagomoku.nn.evaluator import Evaluator
 
     from_file = NetworkPlayer(tiny_model_path, device="cpu", simulations=16)
@@ -249,7 +249,7 @@ def test_engine_without_checkpoint_uses_the_shipped_model_or_says_pure_mcts():
 
 
 def test_engine_with_a_checkpoint(tiny_model_path, tmp_path):
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     with EngineSession("--checkpoint", str(tiny_model_path), "--device", "cpu") as eng:
         assert eng.ask("START 15").startswith("ERROR") and "9x9" in eng.answers[-1]

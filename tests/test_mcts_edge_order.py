@@ -6,7 +6,7 @@ import pytest
 
 from alphagomoku.game import GameConfig
 from alphagomoku.mcts import Forest, SearchConfig
-from alphagomoku.mcts.diagnostics import tree_problems
+from alphagomoku.mcts.invariants import tree_problems
 from alphagomoku.mcts.edge_order import next_edge_problem, order_new_block, promote_next, sort_edges
 from test_mcts_forest import hashed_evaluator, random_position
 

@@ -7,7 +7,7 @@ from alphagomoku.game import GameConfig, IllegalMoveError, Position
 from alphagomoku.game import kernels as game
 from alphagomoku.game.constants import BLACK, RENJU
 from alphagomoku.mcts import Forest, SearchConfig, search, uniform_evaluator
-from alphagomoku.mcts.diagnostics import tree_problems, walk_tree
+from alphagomoku.mcts.invariants import tree_problems, walk_tree
 from alphagomoku.mcts.kernels import write_planes
 from alphagomoku.mcts.tree import EDGES_USED, NODES_USED, PARENT, VISITS
 

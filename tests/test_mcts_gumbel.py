@@ -14,17 +14,17 @@ from alphagomoku.mcts.gumbel import considered_visit
 from alphagomoku.mcts.tree import (
     FIRST_EDGE,
     FORCED,
-    LOSS,
     NODES_USED,
     NUM_CHILDREN,
     NUM_EDGES,
     RAW,
     ROOT,
+    SOLVED_LOSS,
+    SOLVED_WIN,
     STATUS,
-    UNKNOWN,
+    UNSOLVED,
     VALUE_SUM,
     VISITS,
-    WIN,
 )
 import reference_gumbel as ref
 
@@ -60,9 +60,9 @@ def root_edges(forest: Forest, t: int = 0, x: int = ROOT):
             c = tr.edge_child[t, e]
             visits = int(tr.nodes[t, c, VISITS])
             status = tr.nodes[t, c, STATUS]
-            if status == WIN:
+            if status == SOLVED_WIN:
                 q = -1.0
-            elif status == LOSS:
+            elif status == SOLVED_LOSS:
                 q = 1.0
             elif visits:
                 q = -tr.values[t, c, VALUE_SUM] / visits
@@ -328,7 +328,7 @@ def test_interior_rule_matches_reference_on_random_trees(seed):
     tr = forest.arrays
     checked = 0
     for x in range(1, int(tr.roots[0, NODES_USED])):
-        if tr.nodes[0, x, VISITS] < 2 or tr.nodes[0, x, STATUS] != UNKNOWN or tr.nodes[0, x, FORCED]:
+        if tr.nodes[0, x, VISITS] < 2 or tr.nodes[0, x, STATUS] != UNSOLVED or tr.nodes[0, x, FORCED]:
             continue
         rows, raw = root_edges(forest, 0, x)
         visits = [r[2] for r in rows]

@@ -8,8 +8,8 @@ import pytest
 
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.mcts import Forest, SearchConfig, uniform_evaluator
-from alphagomoku.mcts.diagnostics import walk_tree
-from alphagomoku.mcts.kernels import select_edge
+from alphagomoku.mcts.invariants import walk_tree
+from alphagomoku.mcts.selection import select_edge
 from alphagomoku.mcts.tree import (
     FIRST_EDGE,
     NO_NODE,

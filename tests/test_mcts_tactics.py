@@ -8,8 +8,8 @@ import pytest
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.mcts import (
-    LOSS,
     SEARCH_LEAVES,
+    SOLVED_LOSS,
     Forest,
     SearchConfig,
     search,
@@ -193,7 +193,7 @@ def test_a_lost_position_is_proved_lost():
     forest = Forest(NINE, SearchConfig(num_simulations=40), 1)
     forest.reset(0, pos)
     forest.run(uniform_evaluator)
-    assert forest.root_status(0) == LOSS and forest.root_value(0) == -1.0
+    assert forest.root_status(0) == SOLVED_LOSS and forest.root_value(0) == -1.0
 
 
 _BLOCK_IS_DOUBLE_THREE = """
@@ -218,7 +218,7 @@ def test_renju_black_loses_when_its_only_block_is_forbidden():
     forest.reset(0, pos)
     forest.run(uniform_evaluator)
     assert forest.visit_counts(0)[block] == 0
-    assert forest.root_status(0) == LOSS and forest.root_value(0) == -1.0
+    assert forest.root_status(0) == SOLVED_LOSS and forest.root_value(0) == -1.0
     # The same shape under freestyle: the block is legal, and the search finds it.
     free = Position.from_picture(_BLOCK_IS_DOUBLE_THREE, NINE)
     result = search(free, uniform_evaluator, SearchConfig(num_simulations=30))

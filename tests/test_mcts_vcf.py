@@ -6,7 +6,7 @@ import pytest
 from alphagomoku.game import BLACK, GameConfig, Position, solve_vcf
 from alphagomoku.game import vcf
 from alphagomoku.mcts import Forest, SearchConfig, search, uniform_evaluator
-from alphagomoku.mcts.tree import WIN
+from alphagomoku.mcts.tree import SOLVED_WIN
 from tests.reference_vct import has_vct
 from tests.test_vcf import NINE_MOVES, plausible_game
 
@@ -46,7 +46,7 @@ def test_leaf_vcf_solves_a_new_node(leaf_budget):
     forest = Forest(ELEVEN, cfg, 1)
     forest.reset(0, pos)
     forest.run(favour_first)
-    assert (forest.root_status(0) == WIN) == (leaf_budget > 0)
+    assert (forest.root_status(0) == SOLVED_WIN) == (leaf_budget > 0)
 
 
 @pytest.mark.parametrize("rule", ["freestyle", "renju"])
@@ -111,7 +111,7 @@ def _solved_wins_by_ply(forest):
         while y != ROOT:
             y = int(tr.nodes[0, y, PARENT])
             ply += 1
-        if tr.nodes[0, x, STATUS] == WIN:
+        if tr.nodes[0, x, STATUS] == SOLVED_WIN:
             out[ply] = out.get(ply, 0) + 1
     return out
 

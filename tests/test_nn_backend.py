@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn import backend as nb
+from alphagomoku.nn import inference_backend as nb
 from alphagomoku.nn.config import PRESETS
 from alphagomoku.nn.evaluator import Evaluator
 from alphagomoku.selfplay.game_loop import SelfPlaySettings
@@ -151,7 +151,7 @@ def test_the_config_validates_the_backend_and_the_flag_sets_it():
 def test_the_mixed_precision_flag_reaches_the_workers_evaluator(weights):
     from alphagomoku.device import select_device
     from alphagomoku.train import cli
-    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.selfplay_epoch import worker_spec
 
     assert TrainConfig().inference_amp == "auto"
     with pytest.raises(ConfigError, match="--inference-amp: must be one of auto, on, off"):

@@ -31,7 +31,7 @@ def test_a_small_run_reports_a_rate_per_batch_and_thread_count():
 
 
 def test_onnx_is_measured_beside_torch_with_its_speed_up():
-    from alphagomoku.nn.backend import onnx_problem
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     args = parse("--device", "cpu", "--presets", "tiny", "--batch-sizes", "2",
                  "--board-size", "7", "--seconds", "0.05", "--threads", "1")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from alphagomoku.nn import CheckpointError, ModelConfig, PolicyValueNet, load_model, save_model
-from alphagomoku.nn.io import FORMAT, FORMAT_VERSION, strip_prefixes
+from alphagomoku.nn.io import FORMAT, MODEL_FORMAT_VERSION, strip_prefixes
 
 
 def make_model(width=7, height=None, seed=0):
@@ -43,7 +43,7 @@ def test_round_trip_rebuilds_the_model_from_the_stored_config(tmp_path):
 def test_the_file_holds_only_plain_types(tmp_path):
     path = save_model(tmp_path / "m.pt", make_model())
     payload = torch.load(path, weights_only=True)
-    assert payload["format"] == FORMAT and payload["format_version"] == FORMAT_VERSION
+    assert payload["format"] == FORMAT and payload["format_version"] == MODEL_FORMAT_VERSION
     assert payload["model_config"] == ModelConfig.preset("tiny", 7).to_dict()
     assert all(isinstance(v, torch.Tensor) for v in payload["state_dict"].values())
 
@@ -62,7 +62,7 @@ def test_prefixes_of_compiled_and_distributed_wrappers_are_stripped(tmp_path):
     assert strip_prefixes(wrapped).keys() == model.state_dict().keys()
     # A file written by hand with prefixed keys still loads.
     path = tmp_path / "m.pt"
-    torch.save({"format": FORMAT, "format_version": FORMAT_VERSION,
+    torch.save({"format": FORMAT, "format_version": MODEL_FORMAT_VERSION,
                 "model_config": model.config.to_dict(), "state_dict": wrapped}, path)
     assert_same_weights(model, load_model(path))
 
@@ -134,7 +134,7 @@ def test_a_file_that_is_not_ours(tmp_path):
 def test_a_newer_format_version_asks_for_an_update(tmp_path):
     path = tmp_path / "m.pt"
     model = make_model()
-    torch.save({"format": FORMAT, "format_version": FORMAT_VERSION + 1,
+    torch.save({"format": FORMAT, "format_version": MODEL_FORMAT_VERSION + 1,
                 "model_config": model.config.to_dict(), "state_dict": model.state_dict()}, path)
     with pytest.raises(CheckpointError, match="version 2.*update"):
         load_model(path)
@@ -143,7 +143,7 @@ def test_a_newer_format_version_asks_for_an_update(tmp_path):
 def test_an_invalid_stored_config(tmp_path):
     path = tmp_path / "m.pt"
     model = make_model()
-    torch.save({"format": FORMAT, "format_version": FORMAT_VERSION,
+    torch.save({"format": FORMAT, "format_version": MODEL_FORMAT_VERSION,
                 "model_config": {**model.config.to_dict(), "width": 99},
                 "state_dict": model.state_dict()}, path)
     with pytest.raises(CheckpointError, match="invalid model config.*width"):
@@ -153,7 +153,7 @@ def test_an_invalid_stored_config(tmp_path):
 def test_weights_of_another_shape(tmp_path):
     path = tmp_path / "m.pt"
     small_board = make_model(7)
-    torch.save({"format": FORMAT, "format_version": FORMAT_VERSION,
+    torch.save({"format": FORMAT, "format_version": MODEL_FORMAT_VERSION,
                 "model_config": ModelConfig.preset("tiny", 9).to_dict(),
                 "state_dict": small_board.state_dict()}, path)
     wanted = "(?s)do not fit a b2c32 9x9 model.*size mismatch for policy_fc.weight"
@@ -166,7 +166,7 @@ def test_missing_keys_are_a_checkpoint_error(tmp_path):
     model = make_model()
     sd = model.state_dict()
     del sd["policy_fc.weight"]
-    torch.save({"format": FORMAT, "format_version": FORMAT_VERSION,
+    torch.save({"format": FORMAT, "format_version": MODEL_FORMAT_VERSION,
                 "model_config": model.config.to_dict(), "state_dict": sd}, path)
     with pytest.raises(CheckpointError, match="policy_fc.weight"):
         load_model(path)

@@ -41,7 +41,7 @@ def test_an_onnx_file_answers_as_its_weights_and_keeps_their_config(written):
 
 
 def test_files_that_are_not_such_networks_are_refused_with_the_reason(written, tmp_path):
-    from alphagomoku.nn.onnx_evaluator import export_onnx
+    from alphagomoku.nn.onnx_export import export_onnx
 
     model, _ = written
     junk = tmp_path / "junk.onnx"

@@ -191,7 +191,7 @@ def test_the_cache_answers_through_submit_as_through_a_call():
 
 def test_groups_default_to_two_on_cuda_and_one_elsewhere():
     from alphagomoku.train.config import ConfigError, TrainConfig
-    from alphagomoku.train.loop import selfplay_groups
+    from alphagomoku.train.selfplay_epoch import selfplay_groups
 
     cfg = TrainConfig()
     assert cfg.selfplay_groups == 0 and cfg.cuda_graphs == "auto"

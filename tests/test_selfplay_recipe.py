@@ -19,11 +19,11 @@ from alphagomoku.selfplay.openings import (
     random_stones,
     steer_target,
 )
-from alphagomoku.selfplay.records import BadRecordError, GameRecord
+from alphagomoku.selfplay.training_game import TrainingGameError, TrainingGame
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import ReplayBuffer, decided_mask
 from alphagomoku.train.config import ConfigError, TrainConfig
-from alphagomoku.train.loop import colour_counts
+from alphagomoku.train.selfplay_epoch import colour_counts
 from alphagomoku.train.loss import alphazero_loss
 
 GAME = GameConfig(width=9)
@@ -127,7 +127,8 @@ def test_even_is_steered_against_the_colour_that_wins_more():
 
 def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
     from alphagomoku.selfplay.worker import _WorkerState, run_task
-    from alphagomoku.train.loop import Trainer, worker_spec
+    from alphagomoku.train.loop import Trainer
+    from alphagomoku.train.selfplay_epoch import worker_spec
 
     cfg = TrainConfig(board_size=7, n_in_row=4, run_dir=str(tmp_path / "run"), device="cpu",
                       selfplay_games=8, games_per_task=4, simulations=4, opening_share=1.0)
@@ -150,19 +151,19 @@ def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
     assert row["opening_games"] == 8
     expected = steer_target(-0.2, row["opening_black_wins"], row["opening_white_wins"], 8, 0.25)
     assert trainer.opening_target == pytest.approx(expected)
-    assert trainer._state()["opening_target"] == trainer.opening_target
+    assert trainer._state().to_dict()["opening_target"] == trainer.opening_target
 
 
 # -- value targets, decided positions ---------------------------------------------------------------
 
-def hand_game() -> GameRecord:
+def hand_game() -> TrainingGame:
     # A 2-stone opening, then black makes five along the top row of the 9x9 board.
     moves = ["e5", "e6", "a9", "a1", "b9", "b1", "c9", "c1", "d9", "d1", "e9"]
     pos = Position.from_moves(moves, GAME)
     assert pos.winner == BLACK
     idx = [pos.index(m) for m in moves]
     s = len(moves) - 2
-    return GameRecord(
+    return TrainingGame(
         moves=np.array(idx, np.int16), policies=np.full((s, 81), 1 / 81, np.float16),
         root_values=np.array([0.1, -0.2, 0.95, -0.95, 0.97, -0.99, 1.0, -1.0, 1.0], np.float16),
         result=BLACK, opening=2,
@@ -284,9 +285,9 @@ def test_games_end_at_a_proved_vcf_and_the_parent_checks_it():
     pos = Position.from_moves(r.moves.tolist(), GAME)
     assert not pos.is_over and r.result == pos.to_move
     # A record claiming a VCF where the winner is the other side is refused.
-    fake = GameRecord(r.moves, r.policies, r.root_values, 3 - r.result, opening=r.opening,
+    fake = TrainingGame(r.moves, r.policies, r.root_values, 3 - r.result, opening=r.opening,
                       move_values=r.move_values, full_search=r.full_search, vcf_ended=True)
-    with pytest.raises(BadRecordError, match="VCF"):
+    with pytest.raises(TrainingGameError, match="VCF"):
         fake.validate(GAME)
 
 
@@ -294,7 +295,7 @@ def test_games_end_at_a_proved_vcf_and_the_parent_checks_it():
 
 def test_colour_counts_split_openings_from_the_empty_board():
     def rec(result, opening):
-        return GameRecord(np.zeros(opening + 1, np.int16), np.zeros((1, 81), np.float16),
+        return TrainingGame(np.zeros(opening + 1, np.int16), np.zeros((1, 81), np.float16),
                           np.zeros(1, np.float16), result, opening=opening)
 
     counts = colour_counts([rec(BLACK, 0), rec(WHITE, 2), rec(WHITE, 3), rec(DRAW, 1), rec(BLACK, 0)])

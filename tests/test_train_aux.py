@@ -12,7 +12,7 @@ from alphagomoku.game import GameConfig, Position
 from alphagomoku.game.constants import BLACK
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.selfplay.records import GameRecord
+from alphagomoku.selfplay.training_game import TrainingGame
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import ReplayBuffer, short_term_values
 from alphagomoku.train.config import ConfigError, TrainConfig
@@ -23,7 +23,7 @@ MOVES = ["e5", "e6", "a9", "a1", "b9", "b1", "c9", "c1", "d9", "d1", "e9"]
 FULL = np.array([1, 0, 1, 1, 0, 1, 1, 1, 1], bool)
 
 
-def hand_game() -> GameRecord:
+def hand_game() -> TrainingGame:
     """A 2-stone opening, then black makes five along the top row; ply j's policy puts all its
     weight on the move played (so the reply target of ply j is the point of move j + 1)."""
     pos = Position.from_moves(MOVES, GAME)
@@ -33,7 +33,7 @@ def hand_game() -> GameRecord:
     policies = np.zeros((s, GAME.area), np.float16)
     for j in range(s):
         policies[j, idx[2 + j]] = 1.0
-    return GameRecord(
+    return TrainingGame(
         moves=np.array(idx, np.int16), policies=policies,
         root_values=np.array([0.1, -0.2, 0.5, -0.6, 0.7, -0.9, 1.0, -1.0, 1.0], np.float16),
         result=BLACK, opening=2, full_search=FULL.copy(),

@@ -13,7 +13,7 @@ from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError
-from alphagomoku.selfplay.records import BadRecordError, GameRecord
+from alphagomoku.selfplay.training_game import TrainingGameError, TrainingGame
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import load_checkpoint, save_checkpoint
@@ -23,7 +23,7 @@ from alphagomoku.train.loss import alphazero_loss
 GAME = GameConfig(width=7, n_in_row=4)
 
 
-def random_record(game: GameConfig, rng: np.random.Generator) -> GameRecord:
+def random_record(game: GameConfig, rng: np.random.Generator) -> TrainingGame:
     """A legal random game with visit distributions spread over the legal points."""
     pos = Position(game)
     moves, policies = [], []
@@ -35,7 +35,7 @@ def random_record(game: GameConfig, rng: np.random.Generator) -> GameRecord:
         moves.append(move)
         policies.append(pol.astype(np.float16))
         pos.play(move)
-    return GameRecord(
+    return TrainingGame(
         moves=np.array(moves, dtype=np.int16),
         policies=np.array(policies, dtype=np.float16),
         root_values=np.zeros(len(moves), dtype=np.float16),
@@ -89,19 +89,19 @@ def test_record_validation_catches_bad_data():
     rng = np.random.default_rng(0)
     rec = random_record(GAME, rng)
     rec.validate(GAME)
-    empty = GameRecord(np.zeros(0, np.int16), np.zeros((0, GAME.area), np.float16), np.zeros(0, np.float16), BLACK)
-    with pytest.raises(BadRecordError, match="empty"):
+    empty = TrainingGame(np.zeros(0, np.int16), np.zeros((0, GAME.area), np.float16), np.zeros(0, np.float16), BLACK)
+    with pytest.raises(TrainingGameError, match="empty"):
         empty.validate(GAME)
-    wrong = GameRecord(rec.moves, rec.policies, rec.root_values, WHITE if rec.result == BLACK else BLACK)
-    with pytest.raises(BadRecordError, match="result"):
+    wrong = TrainingGame(rec.moves, rec.policies, rec.root_values, WHITE if rec.result == BLACK else BLACK)
+    with pytest.raises(TrainingGameError, match="result"):
         wrong.validate(GAME)
-    twice = GameRecord(np.array([3, 3], np.int16), rec.policies[:2], rec.root_values[:2], BLACK)
-    with pytest.raises(BadRecordError, match="occupied"):
+    twice = TrainingGame(np.array([3, 3], np.int16), rec.policies[:2], rec.root_values[:2], BLACK)
+    with pytest.raises(TrainingGameError, match="occupied"):
         twice.validate(GAME)
 
 
 def test_value_targets_follow_the_side_to_move():
-    rec = GameRecord(np.array([0, 1, 2], np.int16), np.zeros((3, 49), np.float16),
+    rec = TrainingGame(np.array([0, 1, 2], np.int16), np.zeros((3, 49), np.float16),
                      np.zeros(3, np.float16), BLACK, resigned=True)
     assert rec.value_targets().tolist() == [1.0, -1.0, 1.0]
 
@@ -208,6 +208,55 @@ def test_checkpoints_are_pruned_and_corrupt_ones_rejected(tmp_path):
         load_checkpoint(tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(tmp_path / "nope.pt")
+
+
+def _checkpoint_as_saved_today(model) -> dict:
+    """The keys and kinds of value the trainer writes each epoch, spelt out by hand so that a
+    change to TrainingState that old checkpoints would not survive shows up here."""
+    from alphagomoku.train.checkpoint import rng_state
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0)
+    return {
+        "epoch": 3, "config": TrainConfig(board_size=7).to_dict(),
+        "model_config": model.config.to_dict(), "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+        "scaler": torch.amp.GradScaler("cuda", enabled=False).state_dict(), "rng": rng_state(),
+        "selfplay_rng": np.random.default_rng(5).bit_generator.state, "best_elo": 41.5,
+        "lopsided_epochs": 2, "opening_target": -0.125, "wall_seconds": 93.0, "world_size": 1,
+    }
+
+
+def test_the_training_state_saves_and_restores_the_same_fields(tmp_path):
+    from alphagomoku.train.checkpoint import TrainingState
+
+    model = PolicyValueNet(ModelConfig.preset("tiny", 7))
+    saved = _checkpoint_as_saved_today(model)
+    save_checkpoint(tmp_path, saved, keep=1)
+    loaded = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
+    state = TrainingState.from_dict(loaded)
+    assert (state.epoch, state.best_elo, state.lopsided_epochs, state.opening_target,
+            state.wall_seconds, state.world_size) == (3, 41.5, 2, -0.125, 93.0, 1)
+    assert state.selfplay_rng == saved["selfplay_rng"] and state.config == saved["config"]
+    # Every field read back is a field written: the two lists cannot drift apart.
+    assert set(state.to_dict()) == set(saved)
+    again = TrainingState.from_dict(state.to_dict()).to_dict()
+    assert all(torch.equal(again["model"][k], v) for k, v in model.state_dict().items())
+
+
+def test_a_checkpoint_from_before_the_later_fields_loads_with_their_defaults():
+    from alphagomoku.train.checkpoint import TrainingState
+
+    old = _checkpoint_as_saved_today(PolicyValueNet(ModelConfig.preset("tiny", 7)))
+    for key in ("scaler", "best_elo", "lopsided_epochs", "opening_target", "wall_seconds",
+                "world_size"):
+        del old[key]
+    state = TrainingState.from_dict(old)
+    assert (state.scaler, state.best_elo, state.lopsided_epochs, state.opening_target,
+            state.wall_seconds, state.world_size) == (None, 0.0, 0, 0.0, 0.0, 1)
+    del old["optimizer"]
+    with pytest.raises(CheckpointError, match="lacks optimizer"):
+        TrainingState.from_dict(old)
 
 
 def test_a_training_checkpoint_loads_wherever_weights_are_asked_for(tmp_path):

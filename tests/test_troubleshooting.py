@@ -27,7 +27,7 @@ import torch
 
 import faults
 from alphagomoku import device as dev
-from alphagomoku import diagnostics as diag
+from alphagomoku import device_check as diag
 from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig
 from alphagomoku.selfplay.game_loop import SelfPlaySettings

@@ -6,7 +6,7 @@ import pytest
 from alphagomoku.game import BLACK, WHITE, GameConfig, Position, find_vcf, solve_vcf
 from alphagomoku.game import vcf
 from alphagomoku.game.constants import EMPTY
-from alphagomoku.game.vcf_search import state_for
+from alphagomoku.game.solver_state import vcf_state_for
 from tests.reference_rules import all_lines
 from tests.reference_vcf import check_line, fives, has_vcf
 
@@ -273,7 +273,7 @@ def test_exhausted_budget_is_unknown_never_none():
     pos = picture(NINE_MOVES)
     full = solve_vcf(pos, 10**6)
     assert full.found and full.nodes > 5
-    vcf.clear_table(state_for(pos.config))
+    vcf.clear_table(vcf_state_for(pos.config))
     for budget in range(1, full.nodes):
         status = solve_vcf(pos, budget).status
         assert status in ("unknown", "win"), budget

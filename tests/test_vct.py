@@ -369,7 +369,7 @@ def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatc
     """vct_until gives each depth the nodes the time left allows at the rate its own calls
     showed, so a search is neither cut at half its time nor sized past it."""
     from alphagomoku.eval import tactics
-    from alphagomoku.game.vcf_search import VctResult
+    from alphagomoku.game.vct_search import VctResult
 
     budgets = []
     clock = [100.0]
@@ -379,7 +379,7 @@ def test_the_timed_search_learns_its_speed_and_sizes_each_depth_by_it(monkeypatc
         clock[0] += budget / 2_000_000  # this machine searches 2 million nodes a second
         return VctResult("none", BLACK, -1, None, budget, depth)
 
-    monkeypatch.setattr("alphagomoku.game.solve_vct", solve)
+    monkeypatch.setattr(tactics, "solve_vct", solve)
     monkeypatch.setattr("time.monotonic", lambda: clock[0])
     rate = tactics.NodeRate(500_000)
     for _ in range(12):

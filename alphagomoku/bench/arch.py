@@ -57,10 +57,10 @@ def run(args) -> dict:
 
     from alphagomoku.device import select_device
     from alphagomoku.nn import ModelConfig, PolicyValueNet
-    from alphagomoku.nn.backend import resolve_backend
+    from alphagomoku.nn.inference_backend import resolve_backend
     from alphagomoku.nn.io import save_model
     from alphagomoku.selfplay.warmup import compile_selfplay_kernels
-    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.selfplay_epoch import worker_spec
 
     for name in ("games_at_once", "vcf_plane_budget", "eval_cache", "device"):
         setattr(args, name, getattr(args, name, None))

@@ -47,7 +47,7 @@ def run(args) -> dict:
     from alphagomoku.device import DeviceError, select_device
     from alphagomoku.eval.specs import DEFAULT_MODEL
     from alphagomoku.train.config import ConfigError, TrainConfig
-    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.selfplay_epoch import worker_spec
     from alphagomoku.train.recipes import recipe_path
 
     for name in ("repeats", "plies"):
@@ -91,7 +91,7 @@ def _load(path: str):
 
 
 def _selfplay(model, spec, games: int, repeats: int, seed: int) -> dict:
-    from alphagomoku.nn.backend import make_evaluator
+    from alphagomoku.nn.inference_backend import make_evaluator
     from alphagomoku.selfplay.game_loop import play_games
 
     evaluator = make_evaluator(model, "cpu", spec.inference_backend, threads=1,

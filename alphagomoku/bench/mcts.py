@@ -24,7 +24,7 @@ from alphagomoku.game.constants import NO_MOVE
 from alphagomoku.game.position import Position
 from alphagomoku.mcts import SEARCH_LEAVES, Forest, PureMCTS, SearchConfig, uniform_evaluator
 from alphagomoku.mcts.threats import scan_wins
-from alphagomoku.mcts.tree import NODES_USED, PARENT, ROOT, UNKNOWN, VISITS
+from alphagomoku.mcts.tree import NODES_USED, PARENT, ROOT, UNSOLVED, VISITS
 
 
 #: The target for the tree alone: simulations per second on one core.
@@ -76,7 +76,7 @@ def midgame(game: GameConfig, stones: int, seed: int, simulations: int) -> Posit
         probe = Forest(game, SearchConfig(num_simulations=simulations, fpu_reduction=0.0), 1)
         probe.reset(0, pos)
         probe.run(uniform_evaluator)
-        if probe.root_status(0) == UNKNOWN:
+        if probe.root_status(0) == UNSOLVED:
             return pos
     raise RuntimeError("found no quiet mid-game position")
 

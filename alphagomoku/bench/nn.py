@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from alphagomoku import device as dev
-from alphagomoku.nn.backend import AMP_MODES  # imports no torch
+from alphagomoku.nn.inference_backend import AMP_MODES  # imports no torch
 from alphagomoku.nn.config import PRESETS, ModelConfig
 
 
@@ -103,7 +103,7 @@ def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> 
 def run(args) -> dict:
     import torch
 
-    from alphagomoku.nn.backend import resolve_backend
+    from alphagomoku.nn.inference_backend import resolve_backend
     from alphagomoku.nn.evaluator import Evaluator
     from alphagomoku.nn.model import PolicyValueNet
 

@@ -63,7 +63,7 @@ def run(args) -> dict:
     spec = WorkerSpec(game=game, search=SearchConfig(num_simulations=args.simulations),
                       settings=SelfPlaySettings(games_at_once=args.games_per_worker))
     counts = [int(w) for w in str(args.workers).split(",") if w.strip()]
-    from alphagomoku.nn.backend import resolve_backend
+    from alphagomoku.nn.inference_backend import resolve_backend
 
     out: dict = {"device": "cpu", "inference_backend": resolve_backend("auto", "cpu")[0], "preset": args.preset, "board": f"{args.board_size}x{args.board_size}",
                  "simulations": args.simulations, "games_per_worker": args.games_per_worker,

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from alphagomoku.nn.backend import AMP_MODES  # imports no torch
+from alphagomoku.nn.inference_backend import AMP_MODES  # imports no torch
 
 
 def _backend_list(text: str) -> list[str]:
@@ -194,7 +194,7 @@ def _profile(spec, model, device, backend: str, games: int, seed: int, top: int 
 
     import torch
 
-    from alphagomoku.nn.backend import make_evaluator
+    from alphagomoku.nn.inference_backend import make_evaluator
     from alphagomoku.selfplay.game_loop import play_games
 
     if device.type == "cpu":
@@ -322,7 +322,7 @@ def _raw_forward(model, device, batch: int, board: int, backend: str, amp: str =
                  seconds: float = 2.0) -> float:
     import torch
 
-    from alphagomoku.nn.backend import make_evaluator
+    from alphagomoku.nn.inference_backend import make_evaluator
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
@@ -340,7 +340,7 @@ def _raw_forward(model, device, batch: int, board: int, backend: str, amp: str =
 
 def _backends(names: list[str], device: str) -> tuple[list[str], str]:
     """The backends of ``--backends`` that can run on ``device``, and a note on any left out."""
-    from alphagomoku.nn.backend import resolve_backend
+    from alphagomoku.nn.inference_backend import resolve_backend
 
     kept, notes = [], []
     for name in names:
@@ -361,7 +361,7 @@ def run(args) -> dict:
     from alphagomoku.nn import ModelConfig, PolicyValueNet
     from alphagomoku.nn.io import save_model
     from alphagomoku.selfplay.warmup import compile_selfplay_kernels
-    from alphagomoku.train.loop import worker_spec
+    from alphagomoku.train.selfplay_epoch import worker_spec
 
     cfg = recipe_config(args)
     choice = select_device(args.device)

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "move time allows; 100000 without one)")
     p.add_argument("--inference-backend", choices=("auto", "torch", "onnx"), default="auto",
                    help="the network's runtime: auto (ONNX Runtime on a CPU when installed, "
-                        "1.5x to 2.3x the simulations of torch; else torch), torch, or onnx "
+                        "which searches more simulations than torch; else torch), torch, or onnx "
                         "(an error if it cannot load) (default auto)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
@@ -65,10 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def default_network(args) -> Path:
     """The shipped model's ONNX file where it can run (onnxruntime installed, the CPU allowed,
-    torch not asked for), so that the engine never imports torch: about 200 MB less. Else its
+    torch not asked for), so that the engine never imports torch and its memory. Else its
     weights. ``--device auto`` takes the CPU even beside a GPU: at one position a call, ONNX
-    Runtime on one CPU thread ran this size of network 6x as fast as torch on an H200, and in a
-    game the player searched as many simulations a move on that CPU thread as on the H200
+    Runtime on one CPU thread runs this size of network faster than torch on a GPU
     (docs/benchmarks.md, the CPU inference and GPU sections)."""
     import importlib.util
 
@@ -164,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return stdin.readline().decode("utf-8", errors="replace")
 
     from alphagomoku.engine.protocol import GomocupEngine
+    from alphagomoku.eval.player_types import close_player
 
     engine = GomocupEngine(player_factory(args), write, n_in_row=args.n_in_row, seed=args.seed)
     try:
@@ -171,10 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     except (BrokenPipeError, KeyboardInterrupt):
         return 0  # the manager went away: nothing to answer to
     finally:
-        close = getattr(engine.player, "close", None)
-        if callable(close):
+        if engine.player is not None:
             try:
-                close()
+                close_player(engine.player)
             except Exception:  # noqa: BLE001 - exiting anyway
                 pass
     return 0

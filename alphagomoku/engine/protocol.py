@@ -21,12 +21,13 @@ import numpy as np
 import alphagomoku
 from alphagomoku.engine.memory import megabytes, resident_bytes, search_memory
 from alphagomoku.engine.timing import TimeControl
+from alphagomoku.eval.player_types import close_player, limit_memory, move_note
 from alphagomoku.eval.tactics import tactical_move
 from alphagomoku.game import BLACK, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE
 from alphagomoku.game.coords import to_xy
 
-ABOUT = (f'name="alphagomoku", version="{alphagomoku.__version__}", '
+ABOUT_REPLY = (f'name="alphagomoku", version="{alphagomoku.__version__}", '
          'author="the alphagomoku developers", country="n/a"')
 
 # Up to 6 digits: larger numbers are no coordinate of any board and only cost time to parse.
@@ -181,12 +182,11 @@ class GomocupEngine:
 
     def _end(self, arg: str) -> None:
         self.running = False
-        close = getattr(self.player, "close", None)
-        if callable(close):
-            close()
+        if self.player is not None:
+            close_player(self.player)
 
     def _about(self, arg: str) -> None:
-        self.send(ABOUT)
+        self.send(ABOUT_REPLY)
 
     # -- INFO -------------------------------------------------------------------------------------
     def _info(self, arg: str) -> None:
@@ -216,8 +216,6 @@ class GomocupEngine:
 
     def _limit_memory(self) -> None:
         """Size the player's trees and cache to what ``max_memory`` leaves them, and say so."""
-        from alphagomoku.eval.players import limit_memory
-
         if not self.max_memory:
             limit_memory(self.player, None)
             return
@@ -345,7 +343,7 @@ class GomocupEngine:
             move = int(self.player.choose(position.copy(), budget))
             if not (0 <= move < legal.size and legal[move]):
                 raise ValueError(f"it chose {move}, not a legal point")
-            note = getattr(self.player, "last_note", None)
+            note = move_note(self.player)
             if note:
                 self.send(f"MESSAGE {note}")
         except Exception as e:  # noqa: BLE001 - answer with some move rather than lose on time

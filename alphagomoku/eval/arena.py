@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.eval.elo import EloEstimate, elo_estimate, paired_elo_estimate
 from alphagomoku.game import BLACK, DRAW, NO_RESULT, WHITE, GameConfig, IllegalMoveError, Position
 from alphagomoku.game.symmetry import index_map, valid_symmetries
@@ -82,10 +83,8 @@ def make_openings(game: GameConfig, count: int, moves: int = 2, seed: int = 0,
     centre, no two the same up to the board's symmetries, the same list for the same arguments.
     Near the centre and a few stones long, none gives either side much; playing each with both
     colours cancels what edge remains. When fewer distinct openings exist, the list repeats."""
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"the number of openings must be a positive integer, got {count!r}")
-    if not isinstance(moves, int) or moves < 0:
-        raise ValueError(f"opening length must be a non-negative integer, got {moves!r}")
+    positive_int("the number of openings", count)
+    non_negative_int("opening length", moves)
     cx, cy = game.width // 2, game.height // 2
     region = [y * game.width + x
               for y in range(max(0, cy - radius), min(game.height, cy + radius + 1))
@@ -430,8 +429,7 @@ def screen_even_openings(spec: str, draw, game: GameConfig, count: int, seed: in
     draws nothing new. Returns (the openings, candidates tried). Fewer than ``count`` is
     returned as it is, never padded with repeats: a repeated opening at a fixed time a move
     often replays the same game, which a confidence interval would count as new evidence."""
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"count must be a positive integer, got {count!r}")
+    positive_int("count", count)
     limit = 10 * count if max_candidates is None else max_candidates
     found: list[tuple[int, ...]] = []
     seen: set = set()
@@ -485,8 +483,7 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     game = game or GameConfig()
     for spec in (spec_a, spec_b):
         check_player_spec(spec, game)
-    if not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be a non-negative integer, got {workers!r}")
+    non_negative_int("workers", workers)
     tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device,
                        openings)
     out = Path(out_dir) if out_dir is not None else None

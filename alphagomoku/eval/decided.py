@@ -31,7 +31,7 @@ from alphagomoku.game import BLACK, WHITE, Position, solve_vct
 from alphagomoku.records import GameRecord
 
 DEPTH = 4
-BUDGET = 400_000
+VCT_BUDGET = 400_000
 VCF_BUDGET = 20_000   # each VCF inside the VCT; the players' 2,000 leaves many answers unknown
 RETRY = 8
 KINDS = ("blunder", "already lost", "unclear")
@@ -74,7 +74,7 @@ def _winner_threatens(position: Position, winner: int, depth: int, budget: int,
 
 
 def deciding_move(record: GameRecord, depth: int = DEPTH,
-                  budget: int = BUDGET) -> DecidingMove | None:
+                  budget: int = VCT_BUDGET) -> DecidingMove | None:
     """The deciding move of ``record`` (see the module's docstring), or None when the game was
     not won with a five or no loser's move after the opening left the winner a proved VCT."""
     if record.winner not in (BLACK, WHITE):
@@ -118,7 +118,7 @@ def deciding_move(record: GameRecord, depth: int = DEPTH,
     return None
 
 
-def deciding_moves(records: list[GameRecord], depth: int = DEPTH, budget: int = BUDGET,
+def deciding_moves(records: list[GameRecord], depth: int = DEPTH, budget: int = VCT_BUDGET,
                    workers: int = 0, progress: bool = False) -> dict[int, DecidingMove | None]:
     """``{game number: its deciding move or None}`` for the decisive games of ``records``. With
     ``workers``, games are read in that many spawned processes (one game takes seconds to a
@@ -175,7 +175,7 @@ def _read_games(games: dict, depth: int, budget: int, workers: int, read=decidin
             yield futures[future], found
 
 
-def read_folder(folder, depth: int = DEPTH, budget: int = BUDGET, workers: int = 0,
+def read_folder(folder, depth: int = DEPTH, budget: int = VCT_BUDGET, workers: int = 0,
                 progress: bool = False) -> list[dict]:
     """Where each game saved in ``folder`` (the ``game_*.txt`` records that ``scripts/
     evaluate.py --out`` and ``benchmark.py vcf --match-out`` write) was decided: one row per
@@ -211,8 +211,8 @@ def build_parser():
     p.add_argument("folder", metavar="DIR", help="folder of game_*.txt records")
     p.add_argument("--depth", type=int, default=DEPTH,
                    help=f"free threats of each VCT search (default {DEPTH})")
-    p.add_argument("--budget", type=int, default=BUDGET,
-                   help=f"nodes of each VCT search (default {BUDGET})")
+    p.add_argument("--budget", type=int, default=VCT_BUDGET,
+                   help=f"nodes of each VCT search (default {VCT_BUDGET})")
     p.add_argument("--workers", type=int, default=0,
                    help="spawned processes reading games (default 0: this one)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
+from alphagomoku.checks import non_negative_int
+
 
 @dataclass(frozen=True)
 class EloEstimate:
@@ -64,8 +66,7 @@ def score_from_elo(elo: float) -> float:
 def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -> EloEstimate:
     """Elo of the player who scored ``wins`` / ``draws`` / ``losses`` against the other."""
     for name, v in (("wins", wins), ("draws", draws), ("losses", losses)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        non_negative_int(name, v)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     n = wins + draws + losses

@@ -1,16 +1,19 @@
 """The one-move tactics no player should miss: win now if possible, else stop the opponent's win.
 
 A search with few simulations, or a young network, can overlook both. Checking them first costs
-one compiled win test per empty point, well under a millisecond on a 15x15 board, so the engine
-runs it before every move whatever player it wraps.
+one compiled win test per empty point, far less than any search, so the engine runs it before
+every move whatever player it wraps. The threat solvers' helpers for the tactical player
+(:mod:`alphagomoku.eval.tactical_player`) follow: the defences against a VCF, and a VCT search
+deepened within a deadline.
 """
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from alphagomoku.game import BLACK, EMPTY, WHITE, Position
-from alphagomoku.game import kernels
+from alphagomoku.game import BLACK, EMPTY, WHITE, Position, kernels, solve_vcf, solve_vct, vcf
 
 
 def winning_points(position: Position, color: int) -> list[int]:
@@ -51,8 +54,6 @@ def tactical_move(position: Position) -> int | None:
 
 def four_moves(position: Position, color: int) -> list[int]:
     """Empty points where a stone of ``color`` would make a four (a five to play next)."""
-    from alphagomoku.game import vcf
-
     c = position.config
     board = position.board.copy()
     points = np.full(2, -1, dtype=np.int32)
@@ -73,10 +74,6 @@ def vcf_defences(position: Position, threat, budget: int, deadline: float | None
     expects), then the side to move's own fours (each forces a reply and may break the line).
     Empty when none of them is proved to work. Past ``deadline`` (a ``time.monotonic()``
     time) no further candidate is checked."""
-    import time
-
-    from alphagomoku.game import solve_vcf
-
     me = position.to_move
     legal = position.legal_mask()
     seen = set()
@@ -98,14 +95,13 @@ def vcf_defences(position: Position, threat, budget: int, deadline: float | None
 
 
 # (vct_until) Threat depths tried, shallow first, and the VCT's speed assumed before any search
-# has been timed in this process (`python scripts/benchmark.py vcf` measures 0.66 to 1.16 million
-# nodes a second over its positions; 1 to 2.5 million on positions from engine games).
+# has been timed in this process: below what `python scripts/benchmark.py vcf` measures, so the
+# first searches end early rather than late.
 VCT_MAX_DEPTH = 6
 VCT_NODES_PER_S = 500_000
-# (vct_until) Nodes of each VCF inside the VCT. solve_vct's default, 2,000, leaves answers
-# unknown that 20,000 proves: of the benchmark's blunders on the model without VCF planes, a
-# two-threat win was "unknown" at depth 1 with 2,000 and proved at depth 2 with 20,000 in 10 ms.
-# An unknown answer ends the deepening, so the check of a move said nothing at all.
+# (vct_until) Nodes of each VCF inside the VCT, ten times solve_vct's default: the default leaves
+# answers unknown that this proves (two-threat wins among the benchmark's blunders), and an
+# unknown answer ends the deepening, so the check of a move would say nothing at all.
 VCT_INNER_VCF_BUDGET = 20_000
 
 
@@ -113,8 +109,8 @@ class NodeRate:
     """The VCT's nodes a second on this machine, learnt from its own timed calls.
 
     A search is given a node budget, not a deadline, so a rate set too low ends each search well
-    before its time (on the engine match's positions, at about half of it, and a win found at
-    0.4 s was missed at 0.2 s); one set too high overruns the move time. Learning it from the
+    before its time (and misses wins the whole time would have found); one set too high overruns
+    the move time. Learning it from the
     calls themselves fits the budget to this machine and to its load."""
 
     def __init__(self, start: float = VCT_NODES_PER_S):
@@ -135,10 +131,6 @@ def vct_until(position: Position, deadline: float | None, attacker: int | None =
     each depth given the nodes the time left allows at ``rate``, at most ``budget``, and each
     call's speed fed back into ``rate``. Returns the first win, else the last answer (None if
     no depth could start). Without a deadline: depths up to 4 with ``budget`` nodes each."""
-    import time
-
-    from alphagomoku.game import solve_vct
-
     result = None
     for depth in range(1, (VCT_MAX_DEPTH if deadline is not None else 4) + 1):
         nodes = budget

@@ -4,7 +4,8 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, DRAW, EMPTY, NO_MOVE, NO_RESULT, NUM_PLANES, WHITE
 from alphagomoku.game.coords import CoordinateError
 from alphagomoku.game.position import IllegalMoveError, Position, parse_board, render
-from alphagomoku.game.vcf_search import VcfResult, VctResult, find_vcf, solve_vcf, solve_vct
+from alphagomoku.game.vcf_search import VcfResult, find_vcf, solve_vcf
+from alphagomoku.game.vct_search import VctResult, solve_vct
 
 __all__ = [
     "BLACK", "DRAW", "EMPTY", "NO_MOVE", "NO_RESULT", "NUM_PLANES", "WHITE",

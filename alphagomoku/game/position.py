@@ -21,6 +21,7 @@ from alphagomoku.game.constants import (
     VCF_PLANES,
     WHITE,
 )
+from alphagomoku.game.solver_state import vcf_state_for
 
 
 class IllegalMoveError(ValueError):
@@ -155,11 +156,9 @@ class Position:
             self.last_move, out,
         )
         if extra:
-            # Imported here: vcf_search builds on Position.
-            from alphagomoku.game.vcf_search import state_for
             c = self.config
             vcf.write_vcf_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
-                                 self.to_move, self.last_move, int(vcf_budget), state_for(c), out)
+                                 self.to_move, self.last_move, int(vcf_budget), vcf_state_for(c), out)
         return out
 
     def stone(self, move) -> int:

@@ -13,10 +13,10 @@ from alphagomoku.mcts.policy import (
 )
 from alphagomoku.mcts.pure import PureMCTS
 from alphagomoku.mcts.search import SEARCH_LEAVES, SearchResult, search, search_config
-from alphagomoku.mcts.tree import DRAW, LOSS, UNKNOWN, WIN
+from alphagomoku.mcts.tree import SOLVED_DRAW, SOLVED_LOSS, SOLVED_WIN, UNSOLVED
 
 __all__ = [
-    "DRAW", "LOSS", "SEARCH_LEAVES", "UNKNOWN", "WIN",
+    "SEARCH_LEAVES", "SOLVED_DRAW", "SOLVED_LOSS", "SOLVED_WIN", "UNSOLVED",
     "Forest", "PureMCTS", "SearchConfig", "SearchResult", "TemperatureSchedule",
     "search", "search_config", "select_move", "uniform_evaluator", "visit_policy",
 ]

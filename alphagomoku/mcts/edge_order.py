@@ -134,7 +134,7 @@ def sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k):
 
 def next_edge_problem(priors: np.ndarray, moves: np.ndarray, taken: int) -> str:
     """Why the untaken edge after ``taken`` is not the one selection should see next ("" when
-    it is): the check of :func:`alphagomoku.mcts.diagnostics.tree_problems`."""
+    it is): the check of :func:`alphagomoku.mcts.invariants.tree_problems`."""
     if taken >= len(priors) - 1:
         return ""
     p, m = float(priors[taken]), int(moves[taken])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import (
@@ -17,32 +18,24 @@ from alphagomoku.game.constants import (
 )
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.game.rule_planes import fill_rule_planes
-from alphagomoku.mcts import gumbel, kernels, playouts, reuse
+from alphagomoku.mcts import kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import uniform_evaluator
+from alphagomoku.mcts.root_readout import RootReadout
 from alphagomoku.mcts.tree import (
     BUDGET,
     COLOR,
-    DRAW,
-    FIRST_EDGE,
-    FORCED,
     FULL,
     GUMBEL_INTERIOR,
     LEAF_TREE,
-    LOSS,
     NODES_USED,
-    NUM_CHILDREN,
-    NUM_EDGES,
     PUCT,
     ROOT,
     ROOT_GUMBEL,
     ROOT_PUCT,
-    STATUS,
     UCB1,
-    UNEXPANDED,
-    VALUE_SUM,
     VISITS,
-    WIN,
     SearchParams,
     allocate_leaves,
     allocate_scratch,
@@ -70,13 +63,12 @@ def compiled_entry(kernel, args: tuple):
 
 def seed_state(seed: int, index: int = 0) -> np.uint64:
     """The xorshift state of stream ``index`` of ``seed`` (never zero, which xorshift keeps)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    non_negative_int("seed", seed)
     state = np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint64)[0]
     return np.uint64(state) if state else np.uint64(1)
 
 
-class Forest:
+class Forest(RootReadout):
     """K search trees over one kind of board (see the module docstring for the cycle).
 
     Visits: a node's visit count includes its own evaluation, so a searched root has
@@ -103,8 +95,7 @@ class Forest:
         if rule not in RULE_NAMES:
             raise ValueError(f"unknown rule {rule!r}: choose one of {', '.join(RULE_NAMES)}")
         for name, v in (("height", height), ("width", width), ("n_in_row", n_in_row)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            positive_int(name, v)
         if n_in_row > max(height, width) or height * width > 32767:
             raise ValueError(f"a {width}x{height} board cannot hold {n_in_row} in a row here")
         self = cls.__new__(cls)
@@ -126,8 +117,7 @@ class Forest:
                lanes=1):
         if not isinstance(cfg, SearchConfig):
             raise TypeError(f"cfg must be a SearchConfig, got {type(cfg).__name__}")
-        if isinstance(num_trees, bool) or not isinstance(num_trees, int) or num_trees < 1:
-            raise ValueError(f"num_trees must be a positive integer, got {num_trees!r}")
+        positive_int("num_trees", num_trees)
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -416,7 +406,7 @@ class Forest:
         self._lane_pending[lane] = 0
         self._in_lane[leaves.info[:n, LEAF_TREE]] = -1
 
-    def run(self, evaluator, active: np.ndarray | None = None) -> None:
+    def run(self, evaluator: LeafEvaluator, active: np.ndarray | None = None) -> None:
         """Search until every active tree (default: every tree with a position) has
         num_simulations root visits (or its :meth:`set_budget`), counting those kept by tree
         reuse.
@@ -441,136 +431,21 @@ class Forest:
                 priors, values = evaluator(self.planes[:n], self.legal[:n])
                 self.apply(priors, values)
 
-    def check_evaluator(self, evaluator) -> None:
+    def check_evaluator(self, evaluator: LeafEvaluator) -> None:
         """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
         inputs than this search writes (VCF planes, rule planes): it would get inputs it was not
         trained on."""
-        model = getattr(evaluator, "config", None)
+        model = network_config(evaluator)
+        if model is None:
+            return
         for field in ("vcf_plane_budget", "rule_planes"):
-            want, have = getattr(model, field, None), getattr(self.cfg, field)
-            if want is not None and want != have:
+            want, have = getattr(model, field), getattr(self.cfg, field)
+            if want != have:
                 raise ValueError(
                     f"the network ({model.label}) was trained with {field} {want} but this "
                     f"search writes {have}: build the search with SearchConfig({field}={want})")
 
-    # -- results ----------------------------------------------------------------------------
-    def visit_counts(self, i: int) -> np.ndarray:
-        """int32 (H*W,): visits of each root move (0 for moves never tried or illegal)."""
-        i = self._check_tree(i)
-        tr = self._trees
-        out = np.zeros(self.area, dtype=np.int32)
-        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
-        if first == UNEXPANDED:
-            return out
-        taken = slice(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN]))
-        out[tr.edge_move[i, taken]] = tr.nodes[i, tr.edge_child[i, taken], VISITS]
-        return out
-
-    def _check_gumbel(self, i) -> int:
-        i = self._check_tree(i)
-        if not self.gumbel:
-            raise ValueError("this forest searches with root_rule 'puct': its policy target is "
-                             "the visit distribution (visit_counts)")
-        if self._trees.nodes[i, ROOT, VISITS] == 0:
-            raise ValueError(f"tree {i} has not been searched yet")
-        return i
-
-    def _solved_or_forced_move(self, i: int) -> int:
-        """The move a solved or forced root must play, or NO_MOVE."""
-        tr = self._trees
-        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
-        if first == UNEXPANDED:
-            return NO_MOVE
-        if tr.nodes[i, ROOT, FORCED]:
-            return int(tr.edge_move[i, first])
-        if tr.nodes[i, ROOT, STATUS] == WIN:
-            for e in range(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN])):
-                if tr.nodes[i, tr.edge_child[i, e], STATUS] == LOSS:
-                    return int(tr.edge_move[i, e])
-        return NO_MOVE
-
-    def improved_policy(self, i: int) -> np.ndarray:
-        """float32 (H*W,): Gumbel AlphaZero's policy target softmax(logit + sigma(completed
-        q)) at the root of tree ``i``; one-hot on the move a forced or solved root plays."""
-        i = self._check_gumbel(i)
-        out = np.zeros(self.area, dtype=np.float64)
-        move = self._solved_or_forced_move(i)
-        if move != NO_MOVE:
-            out[move] = 1.0
-        else:
-            tr = self._trees
-            gumbel.improved_policy_into(tr.nodes, tr.values, tr.edge_move, tr.edge_prior,
-                                        tr.edge_child, self._scratch.q, self._params, i, out)
-        return out.astype(np.float32)
-
-    def gumbel_move(self, i: int) -> int:
-        """The move Gumbel AlphaZero plays at the root of tree ``i``: the best survivor of the
-        halving by g + logit + sigma(completed q) (the proof move of a solved root)."""
-        i = self._check_gumbel(i)
-        move = self._solved_or_forced_move(i)
-        if move != NO_MOVE:
-            return move
-        tr = self._trees
-        return int(gumbel.chosen_move(tr.nodes, tr.values, tr.edge_move, tr.edge_prior,
-                                      tr.edge_child, tr.gumbel, self._scratch.q, self._params, i))
-
-    def move_value(self, i: int, move: int) -> float:
-        """The search's mean value of playing ``move`` at the root of tree ``i``, for the
-        root's side to move (exact once solved); the root's value when the move was never
-        visited."""
-        i = self._check_tree(i)
-        tr = self._trees
-        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
-        if first != UNEXPANDED:
-            for e in range(first, first + int(tr.nodes[i, ROOT, NUM_CHILDREN])):
-                if tr.edge_move[i, e] != move:
-                    continue
-                c = tr.edge_child[i, e]
-                st = tr.nodes[i, c, STATUS]
-                if st == WIN:
-                    return -1.0
-                if st == LOSS:
-                    return 1.0
-                if st == DRAW:
-                    return 0.0
-                n = tr.nodes[i, c, VISITS]
-                if n:
-                    return float(-tr.values[i, c, VALUE_SUM] / n)
-        return self.root_value(i)
-
-    def root_priors(self, i: int) -> np.ndarray:
-        """float32 (H*W,): the root's priors as the search uses them (noise included)."""
-        i = self._check_tree(i)
-        tr = self._trees
-        out = np.zeros(self.area, dtype=np.float32)
-        first = int(tr.nodes[i, ROOT, FIRST_EDGE])
-        if first != UNEXPANDED:
-            block = slice(first, first + int(tr.nodes[i, ROOT, NUM_EDGES]))
-            out[tr.edge_move[i, block]] = tr.edge_prior[i, block]
-        return out
-
-    def root_visits(self, i: int) -> int:
-        return int(self._trees.nodes[self._check_tree(i), ROOT, VISITS])
-
-    def root_value(self, i: int) -> float:
-        """Mean value at the root for its side to move, in [-1, 1]; exactly 1 or -1 once the
-        search has solved the root as a win or a loss."""
-        i = self._check_tree(i)
-        tr = self._trees
-        status = tr.nodes[i, ROOT, STATUS]
-        if status == WIN:
-            return 1.0
-        if status == LOSS:
-            return -1.0
-        if status == DRAW:
-            return 0.0
-        n = tr.nodes[i, ROOT, VISITS]
-        return float(tr.values[i, ROOT, VALUE_SUM] / n) if n else 0.0
-
-    def root_status(self, i: int) -> int:
-        """tree.UNKNOWN, WIN, LOSS or DRAW: what the search has proved about the root."""
-        return int(self._trees.nodes[self._check_tree(i), ROOT, STATUS])
-
+    # -- results (see also RootReadout) -------------------------------------------------------
     def num_nodes(self, i: int) -> int:
         return int(self._trees.roots[self._check_tree(i), NODES_USED])
 

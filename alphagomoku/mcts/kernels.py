@@ -18,8 +18,6 @@ network, are in :mod:`alphagomoku.mcts.playouts`; tree reuse is in :mod:`alphago
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -31,14 +29,13 @@ from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
 from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges, swap_edges
 from alphagomoku.mcts.noise import dirichlet_into
+from alphagomoku.mcts.selection import select_edge
 from alphagomoku.mcts.tree import (
     COLOR,
-    DRAW,
     EDGES_USED,
     FIRST_EDGE,
     FORCED,
     FULL,
-    GUMBEL_INTERIOR,
     IN_FLIGHT,
     LAST_MOVE,
     LEAF_COLOR,
@@ -46,9 +43,8 @@ from alphagomoku.mcts.tree import (
     LEAF_NODE,
     LEAF_STATUS,
     LEAF_TREE,
-    LOSS,
-    NO_NODE,
     NODES_USED,
+    NO_NODE,
     NUM_CHILDREN,
     NUM_EDGES,
     OPP_NO_VCF,
@@ -58,17 +54,19 @@ from alphagomoku.mcts.tree import (
     RAW,
     ROOT,
     ROOT_GUMBEL,
+    SOLVED_DRAW,
+    SOLVED_LOSS,
+    SOLVED_WIN,
     STATUS,
     STONES,
     THREATS,
     U,
-    UCB1,
     UNEXPANDED,
-    UNKNOWN,
+    UNSOLVED,
     VALUE_SUM,
     VISITS,
-    WIN,
     WINS,
+    solved_value_kernel,
 )
 from alphagomoku.numba_config import JIT
 
@@ -99,11 +97,9 @@ def _refresh(nodes, values, virtual_loss, t, x):
     """Recompute the selection terms Q and U of ``x`` after its visits or status changed."""
     n = nodes[t, x, VISITS] + nodes[t, x, IN_FLIGHT]
     st = nodes[t, x, STATUS]
-    if st == WIN:
-        q = -1.0
-    elif st == LOSS:
-        q = 1.0
-    elif st == DRAW or n == 0:
+    if st != UNSOLVED:
+        q = -solved_value_kernel(st)
+    elif n == 0:
         q = 0.0
     else:
         # Visits in flight count as losses for the side choosing x: parallel walks spread out.
@@ -137,75 +133,6 @@ def set_root_position(tr, prm, t, board, color, last_move):
     h, w, n, rule = prm.height, prm.width, prm.n_in_row, prm.rule
     threats.scan_wins(b, h, w, n, rule, color, roots[t, WINS:WINS + 2])
     threats.scan_wins(b, h, w, n, rule, 3 - color, roots[t, THREATS:THREATS + 2])
-
-
-# ---------------------------------------------------------------------------------------------
-# Selection
-# ---------------------------------------------------------------------------------------------
-
-
-@njit(**JIT)
-def _explore(explore, prm, n):
-    """c(n) * sqrt(n): from the table, or computed past its end."""
-    if n < explore.shape[0]:
-        return explore[n]
-    c = prm.c_puct
-    if prm.c_base > 0.0:
-        c += math.log((1.0 + n + prm.c_base) / prm.c_base)
-    return c * math.sqrt(n)
-
-
-@njit(**JIT)
-def select_edge(nodes, values, edge_prior, edge_child, explore, prm, t, x, is_root):
-    """The edge to follow out of the expanded node ``x``: the taken prefix of its block and the
-    next edge are the only candidates (see :mod:`alphagomoku.mcts.tree`)."""
-    first = np.int64(nodes[t, x, FIRST_EDGE])
-    if nodes[t, x, FORCED] != 0:
-        return first
-    taken = np.int64(nodes[t, x, NUM_CHILDREN])
-    if is_root and nodes[t, x, STATUS] == WIN:
-        # A solved root keeps playing its proof: the child where the opponent has lost.
-        for e in range(first, first + taken):
-            if nodes[t, edge_child[t, e], STATUS] == LOSS:
-                return e
-    end = first + min(np.int64(nodes[t, x, NUM_EDGES]), taken + 1)
-    n_parent = np.int64(nodes[t, x, VISITS] + nodes[t, x, IN_FLIGHT])
-    best = first
-    best_score = -np.inf
-    if prm.selection == UCB1:
-        if taken < nodes[t, x, NUM_EDGES]:
-            return first + taken  # every move once before any twice
-        log_n = math.log(max(n_parent, 1))
-        for e in range(first, end):
-            c = edge_child[t, e]
-            n = nodes[t, c, VISITS] + nodes[t, c, IN_FLIGHT]
-            s = values[t, c, Q] + prm.c_puct * math.sqrt(log_n / n)
-            if s > best_score:
-                best_score = s
-                best = e
-        return best
-    if prm.selection == GUMBEL_INTERIOR and not is_root:
-        return gumbel_root.select_interior(nodes, values, edge_prior, edge_child, prm, t, x)
-    scale = _explore(explore, prm, n_parent)
-    tried = 0.0  # prior mass of the taken edges
-    for e in range(first, first + taken):
-        c = edge_child[t, e]
-        p = edge_prior[t, e]
-        tried += p
-        s = values[t, c, Q] + scale * p * values[t, c, U]
-        if s > best_score:
-            best_score = s
-            best = e
-    if end > first + taken:
-        # The untaken edge last: its first-play value needs the mass of all the taken ones.
-        e = first + taken
-        reduction = prm.root_fpu_reduction if is_root else prm.fpu_reduction
-        fpu = values[t, x, VALUE_SUM] / nodes[t, x, VISITS] - reduction * math.sqrt(tried)
-        if fpu < -1.0:
-            fpu = -1.0
-        if fpu + scale * edge_prior[t, e] > best_score:
-            best = e
-    return best
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,25 +201,25 @@ def _root_leaf(roots, info, leaf_board, legal, planes, prm, t, j, board, vcf):
     VCF search (its first move then forced). Returns :func:`_finish_leaf`'s flag."""
     color = np.int64(roots[t, COLOR])
     game.legal_mask_into(board, prm.height, prm.width, prm.rule, color, legal[j])
-    status = UNKNOWN
+    status = UNSOLVED
     forced = NO_MOVE
     if roots[t, WINS] != NO_MOVE:
-        status = WIN
+        status = SOLVED_WIN
         forced = roots[t, WINS]
     elif roots[t, THREATS + 1] != NO_MOVE:
-        status = LOSS
+        status = SOLVED_LOSS
     elif roots[t, THREATS] != NO_MOVE:
         forced = roots[t, THREATS]
         if not legal[j, forced]:
-            status = LOSS
+            status = SOLVED_LOSS
             forced = NO_MOVE
     last = np.int64(roots[t, LAST_MOVE])
-    if status == UNKNOWN and prm.vcf_root_budget > 0:
+    if status == UNSOLVED and prm.vcf_root_budget > 0:
         won, _, _ = vcf_solver.solve_known_with(board, prm.height, prm.width, prm.n_in_row,
                                                 prm.rule, color, last, forced,
                                                 prm.vcf_root_budget, np.int64(0), vcf)
         if won == vcf_solver.WIN:
-            status = WIN
+            status = SOLVED_WIN
             forced = vcf.line[0]
     # int64 everywhere (not the int32 of the arrays, nor literal constants), so that this
     # call and _classify_new's share one compiled _finish_leaf and one solver underneath.
@@ -321,19 +248,19 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
     else:
         found = threats.wins_through(board, h, w, n, rule, before, color, points, 0)
     if found > 0:
-        nodes[t, x, STATUS] = WIN
+        nodes[t, x, STATUS] = SOLVED_WIN
         return _EXACT, 1.0
     # The opponent's winning points: new ones lie on lines through its last stone.
     found = threats.wins_through(board, h, w, n, rule, last, 3 - color, points, 0)
     if found >= 2:
-        nodes[t, x, STATUS] = LOSS
+        nodes[t, x, STATUS] = SOLVED_LOSS
         return _EXACT, -1.0
     forced = points[0] if found == 1 else NO_MOVE
     if game.legal_mask_into(board, h, w, rule, color, legal[j]) == 0:
-        nodes[t, x, STATUS] = DRAW  # renju: black has nowhere to play, nobody can win now
+        nodes[t, x, STATUS] = SOLVED_DRAW  # renju: black has nowhere to play, nobody can win now
         return _EXACT, 0.0
     if forced != NO_MOVE and not legal[j, forced]:
-        nodes[t, x, STATUS] = LOSS  # renju: black's only block is forbidden
+        nodes[t, x, STATUS] = SOLVED_LOSS  # renju: black's only block is forbidden
         return _EXACT, -1.0
     if prm.vct_leaf_budget > 0 and (prm.vct_leaf_plies == 0 or depth <= prm.vct_leaf_plies):
         # A VCF is a VCT too, and the VCT looks for one first, so it stands in for the VCF call.
@@ -343,21 +270,21 @@ def _classify_new(nodes, roots, info, leaf_board, legal, planes, board, points, 
                                               np.int64(prm.vct_leaf_budget),
                                               np.int64(vcf_budget), vct)
         if won == vct_solver.WIN:
-            nodes[t, x, STATUS] = WIN
+            nodes[t, x, STATUS] = SOLVED_WIN
             return _EXACT, 1.0
     elif prm.vcf_leaf_budget > 0:
         # The scans above found every immediate win, so the solver can skip its own.
         won, _, _ = vcf_solver.solve_known_with(board, h, w, n, rule, color, last, forced,
                                                 prm.vcf_leaf_budget, np.int64(0), vcf)
         if won == vcf_solver.WIN:
-            nodes[t, x, STATUS] = WIN
+            nodes[t, x, STATUS] = SOLVED_WIN
             return _EXACT, 1.0
     # The parent proved the side now to move had no VCF there (see tree.OPP_NO_VCF).
     own_none = np.int64(0)
     if rule == FREESTYLE and nodes[t, nodes[t, x, PARENT], OPP_NO_VCF] != 0:
         own_none = np.int64(1)
     nodes[t, x, OPP_NO_VCF] = _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board,
-                                           color, last, np.int64(UNKNOWN), np.int64(forced), vcf,
+                                           color, last, np.int64(UNSOLVED), np.int64(forced), vcf,
                                            own_none)
     return _NEEDS_EVAL, 0.0
 
@@ -383,14 +310,10 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
     while True:
         if depth > 0:
             st = nodes[t, x, STATUS]
-            if st == WIN:
-                return _EXACT, x, 1.0
-            if st == LOSS:
-                return _EXACT, x, -1.0
-            if st == DRAW:
-                return _EXACT, x, 0.0
+            if st != UNSOLVED:
+                return _EXACT, x, solved_value_kernel(st)
         if depth == 0 and prm.root_rule == ROOT_GUMBEL and nodes[t, x, FORCED] == 0 \
-                and nodes[t, x, STATUS] != WIN:
+                and nodes[t, x, STATUS] != SOLVED_WIN:
             e = gumbel_root.select_root(nodes, values, edge_prior, edge_child, gumbel, roots, qbuf,
                                         prm, t)
         else:
@@ -420,10 +343,10 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
             promote_next(edge_prior, edge_move, t, e + 1, end)
         x = c
         if game.wins_at(board, h, w, prm.n_in_row, prm.rule, move, color):
-            nodes[t, x, STATUS] = LOSS
+            nodes[t, x, STATUS] = SOLVED_LOSS
             return _EXACT, x, -1.0
         if stones == area:
-            nodes[t, x, STATUS] = DRAW
+            nodes[t, x, STATUS] = SOLVED_DRAW
             return _EXACT, x, 0.0
         outcome, value = _classify_new(nodes, roots, info, leaf_board, legal, planes, board,
                                        points, prm, t, j, x, depth, 3 - color, last, before,
@@ -510,25 +433,25 @@ def add_root_noise(tr, sc, prm, t):
 @njit(**JIT)
 def _prove(nodes, edge_child, t, x, child):
     """Solve ``x`` from its child's new status when it can. Returns True if ``x`` got solved."""
-    if nodes[t, x, STATUS] != UNKNOWN:
+    if nodes[t, x, STATUS] != UNSOLVED:
         return False
     cs = nodes[t, child, STATUS]
-    if cs == LOSS:
-        nodes[t, x, STATUS] = WIN
+    if cs == SOLVED_LOSS:
+        nodes[t, x, STATUS] = SOLVED_WIN
         return True
-    if cs != WIN:
+    if cs != SOLVED_WIN:
         return False
     if nodes[t, x, FORCED] != 0:
-        nodes[t, x, STATUS] = LOSS  # the only move that did not lose at once loses too
+        nodes[t, x, STATUS] = SOLVED_LOSS  # the only move that did not lose at once loses too
         return True
     ne = np.int64(nodes[t, x, NUM_EDGES])
     if nodes[t, x, NUM_CHILDREN] < ne:
         return False
     first = np.int64(nodes[t, x, FIRST_EDGE])
     for e in range(first, first + ne):
-        if nodes[t, edge_child[t, e], STATUS] != WIN:
+        if nodes[t, edge_child[t, e], STATUS] != SOLVED_WIN:
             return False
-    nodes[t, x, STATUS] = LOSS
+    nodes[t, x, STATUS] = SOLVED_LOSS
     return True
 
 
@@ -538,7 +461,7 @@ def backup(nodes, values, edge_child, prm, t, x, value, in_flight):
     level; take back the virtual loss of an in-flight leaf; carry solved statuses upward."""
     v = value
     child = NO_NODE
-    proving = nodes[t, x, STATUS] != UNKNOWN
+    proving = nodes[t, x, STATUS] != UNSOLVED
     while x != NO_NODE:
         nodes[t, x, VISITS] += 1
         values[t, x, VALUE_SUM] += v

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from alphagomoku.checks import non_negative_int
+
 
 def _check_visits(visits) -> np.ndarray:
     v = np.asarray(visits)
@@ -67,8 +69,7 @@ class TemperatureSchedule:
     def __post_init__(self):
         _check_temperature(self.initial)
         _check_temperature(self.final)
-        if isinstance(self.moves, bool) or not isinstance(self.moves, int) or self.moves < 0:
-            raise ValueError(f"moves must be an integer >= 0, got {self.moves!r}")
+        non_negative_int("moves", self.moves)
 
     def __call__(self, ply: int) -> float:
         return self.initial if ply < self.moves else self.final

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from alphagomoku.checks import positive_int
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.position import Position
 from alphagomoku.mcts import playouts as playout_kernels
@@ -30,8 +31,7 @@ class PureMCTS:
 
     def __init__(self, game: GameConfig, playouts: int, seed: int = 0, uniform_prior: bool = False,
                  exploration: float | None = None):
-        if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1:
-            raise ValueError(f"playouts must be a positive integer, got {playouts!r}")
+        positive_int("playouts", playouts)
         if uniform_prior:
             c = UNIFORM_PRIOR_EXPLORATION if exploration is None else exploration
             cfg = SearchConfig(num_simulations=playouts, c_puct=c, c_base=0.0, fpu_reduction=0.0)
@@ -62,8 +62,7 @@ class PureMCTS:
         (as ``PureMCTS(..., seed=seed)`` starts it); without it the stream goes on from the
         last search."""
         n = self.playouts if playouts is None else playouts
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"playouts must be a positive integer, got {playouts!r}")
+        positive_int("playouts", n)
         f = self._forest
         if continue_:
             if seed is not None:

@@ -9,6 +9,7 @@ import numpy as np
 from alphagomoku.game.position import Position
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.forest import Forest
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import visit_policy
 
 #: Leaves one evaluator call takes when a single tree is searched. A lone tree hands the
@@ -40,20 +41,16 @@ class SearchResult:
         return int(np.argmax(self.visits))
 
 
-def fit_to_evaluator(cfg: SearchConfig, evaluator) -> SearchConfig:
+def fit_to_evaluator(cfg: SearchConfig, evaluator: LeafEvaluator) -> SearchConfig:
     """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF and rule planes
     of its ``config`` (a ModelConfig), when it has one."""
-    model = getattr(evaluator, "config", None)
-    budget = getattr(model, "vcf_plane_budget", None)
-    if budget is not None and budget != cfg.vcf_plane_budget:
-        cfg = cfg.replace(vcf_plane_budget=budget)
-    rules = getattr(model, "rule_planes", None)
-    if rules is not None and rules != cfg.rule_planes:
-        cfg = cfg.replace(rule_planes=rules)
-    return cfg
+    model = network_config(evaluator)
+    if model is None:
+        return cfg
+    return cfg.replace(vcf_plane_budget=model.vcf_plane_budget, rule_planes=model.rule_planes)
 
 
-def search(position: Position, evaluator, cfg: SearchConfig | None = None,
+def search(position: Position, evaluator: LeafEvaluator, cfg: SearchConfig | None = None,
            seed: int = 0) -> SearchResult:
     """Search ``position`` for ``cfg.num_simulations`` simulations with ``evaluator(planes,
     legal) -> (priors, values)``. Without ``cfg``, :func:`search_config` (batches of

@@ -27,10 +27,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from alphagomoku.game.constants import NUM_PLANES
 from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.vcf import TT_BITS, VcfState, allocate_state
+from alphagomoku.numba_config import JIT
 
 ROOT = 0
 NO_NODE = -1      # edge_child of an edge never taken; PARENT of the root
@@ -43,7 +45,7 @@ NUM_EDGES = 2     # edges in the block (the legal moves)
 NUM_CHILDREN = 3  # children created so far: the first NUM_CHILDREN edges of the block
 VISITS = 4        # finished visits, the node's own evaluation included
 IN_FLIGHT = 5     # visits in flight through the node (virtual loss)
-STATUS = 6        # UNKNOWN, WIN, LOSS or DRAW
+STATUS = 6        # UNSOLVED, SOLVED_WIN, SOLVED_LOSS or SOLVED_DRAW
 FORCED = 7        # 1 when only edge 0 may be played (the immediate win, or the only block)
 ORDERED = 8       # 1 when all the untaken edges are in selection order (a root's sorted block,
                   # or one found in order when written), so taking one needs no scan for the
@@ -73,12 +75,30 @@ BUDGET = 9        # simulations this search gives the root's children (the Gumbe
 ROOT_FIELDS = 10
 
 # node STATUS: the exact game value for the side to move at the node, once known. A terminal
-# node (the previous move won, or the board is full) is LOSS or DRAW; a node is solved as WIN
-# when one of its children is a LOSS, and as LOSS when every child it may play is a WIN.
-UNKNOWN = 0
-WIN = 1
-LOSS = 2
-DRAW = 3
+# node (the previous move won, or the board is full) is SOLVED_LOSS or SOLVED_DRAW; a node is
+# SOLVED_WIN when one of its children is SOLVED_LOSS, and SOLVED_LOSS when every child it may
+# play is SOLVED_WIN. The names differ from the game results (alphagomoku.game.constants.DRAW)
+# and the solvers' answers (alphagomoku.game.vcf.UNKNOWN), whose codes are other integers.
+UNSOLVED = 0
+SOLVED_WIN = 1
+SOLVED_LOSS = 2
+SOLVED_DRAW = 3
+
+
+def solved_value(status) -> float:
+    """The exact value of a solved node for its side to move (1, -1 or 0); NaN while UNSOLVED."""
+    if status == SOLVED_WIN:
+        return 1.0
+    if status == SOLVED_LOSS:
+        return -1.0
+    if status == SOLVED_DRAW:
+        return 0.0
+    return np.nan
+
+
+# The same mapping compiled for the kernels. The Python layer calls the plain function: a call
+# from Python would compile a specialisation at run time, inside a self-play worker's move.
+solved_value_kernel = njit(**JIT)(solved_value)
 
 # info[j, field] of a leaf (int32)
 LEAF_TREE = 0

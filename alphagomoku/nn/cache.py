@@ -2,12 +2,11 @@
 
 Gumbel self-play starts each move's search from a new tree, since its policy target needs new
 root statistics, and the players search one move at a time. So the new root and the positions
-below it, mostly evaluated by the search a move or two earlier, go to the network again: about
-a fifth of a ``cpu-hour`` self-play worker's positions with the shipped model
-(docs/benchmarks.md, "The evaluation cache"). The network's answer depends only on its input,
-so answers are kept under the planes and the legal mask themselves (packed to bits), and the
-least recently used one is dropped when the cache is full. A cache belongs to one set of
-weights: wrap a new evaluator when they change.
+below it, mostly evaluated by the search a move or two earlier, go to the network again
+(docs/benchmarks.md, "The evaluation cache", says how often). The network's answer depends only
+on its input, so answers are kept under the planes and the legal mask themselves (packed to
+bits), and the least recently used one is dropped when the cache is full. A cache belongs to one
+set of weights: wrap a new evaluator when they change.
 """
 
 from __future__ import annotations
@@ -15,6 +14,9 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import numpy as np
+
+from alphagomoku.checks import positive_int
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 
 
 # Per kept answer beyond its data: the key's bytes object, the priors' row view, the tuple,
@@ -35,14 +37,11 @@ class EvaluationCache:
 
     ``hits`` counts the positions answered from the cache, ``misses`` those evaluated."""
 
-    def __init__(self, evaluator, capacity: int):
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
-                or capacity < 1:
-            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+    def __init__(self, evaluator: LeafEvaluator, capacity: int):
         self.evaluator = evaluator
-        self.capacity = int(capacity)
-        # The search checks the network's input planes through this attribute.
-        self.config = getattr(evaluator, "config", None)
+        self.capacity = positive_int("capacity", capacity)
+        # A NetworkEvaluator when the wrapped one is: the search reads the network's planes here.
+        self.config = network_config(evaluator)
         self.hits = 0
         self.misses = 0
         self._answers: OrderedDict[bytes, tuple[np.ndarray, float]] = OrderedDict()

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, RULE_PLANES, VCF_PLANES
 
 # The heads follow AlphaGo Zero: a 1x1 convolution down to a few planes, then fully connected
@@ -63,9 +64,8 @@ class ModelConfig:
             object.__setattr__(self, "height", self.width)
         if self.arch not in ARCHS:
             raise ValueError(f"model arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
-        v = self.vcf_plane_budget
-        if not _is_int(v) or v < 0:
-            raise ValueError(f"model vcf_plane_budget must be a non-negative integer, got {v!r}")
+        v = non_negative_int("model vcf_plane_budget", self.vcf_plane_budget)
+        object.__setattr__(self, "vcf_plane_budget", v)
         want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
         if self.num_planes == NUM_PLANES:
             object.__setattr__(self, "num_planes", want)
@@ -81,9 +81,7 @@ class ModelConfig:
                     f"(the sizes the game core supports), got {v!r}"
                 )
         for name in ("blocks", "channels", "num_planes", "value_hidden"):
-            v = getattr(self, name)
-            if not _is_int(v) or v < 1:
-                raise ValueError(f"model {name} must be a positive integer, got {v!r}")
+            object.__setattr__(self, name, positive_int(f"model {name}", getattr(self, name)))
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod

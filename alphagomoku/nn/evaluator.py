@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 def masked_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """The softmax of ``logits`` over the points where ``legal`` is true, exactly zero elsewhere.
-    Shared with the ONNX export (alphagomoku.nn.onnx_evaluator), so both backends mask alike."""
+    Shared with the ONNX export (alphagomoku.nn.onnx_export), so both backends mask alike."""
     priors = torch.softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
     # A row with no legal point is all -inf, whose softmax is NaN: give it zeros instead.
     return torch.where(legal.any(dim=1, keepdim=True), priors, torch.zeros_like(priors))

@@ -19,7 +19,7 @@ from alphagomoku.nn.model import PolicyValueNet
 from alphagomoku.read_errors import read_error_reason
 
 FORMAT = "alphagomoku-model"
-FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 1
 # Training checkpoints (alphagomoku.train.checkpoint) hold a model too, under "model" and
 # "model_config"; the readers here accept them, so any checkpoint works where weights are asked.
 TRAINING_FORMAT = "alphagomoku-training-checkpoint"
@@ -66,7 +66,7 @@ def save_model(path, model: nn.Module) -> Path:
     path = Path(path)
     payload = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": MODEL_FORMAT_VERSION,
         "model_config": net.config.to_dict(),
         "state_dict": {k: v.detach().cpu() for k, v in strip_prefixes(net.state_dict()).items()},
     }
@@ -89,17 +89,17 @@ def read_model_file(path) -> tuple[ModelConfig, dict]:
     if isinstance(payload, dict) and payload.get("format") == TRAINING_FORMAT:
         # The weight average, when the run kept one, is what plays.
         payload = {"format": FORMAT, "format_version": 1, "model_config": payload.get("model_config"),
-                   "state_dict": payload.get("ema", payload.get("model"))}
+                   "state_dict": payload.get("ema") or payload.get("model")}
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(
             f"{path} is not an alphagomoku model file or training checkpoint (no format tag "
             f"{FORMAT!r}); another program's weights?"
         )
     version = payload.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
         raise CheckpointError(
             f"{path} has model format version {version!r}; this code reads up to "
-            f"{FORMAT_VERSION}: update alphagomoku"
+            f"{MODEL_FORMAT_VERSION}: update alphagomoku"
         )
     try:
         config = ModelConfig.from_dict(payload.get("model_config"))

@@ -3,7 +3,7 @@
 The engine needs the network's forward pass and nothing else, yet importing torch alone takes
 about 220 MB of resident memory, more than half of what Gomocup allows an engine. An ONNX file
 written by :func:`write_onnx_file` holds the graph (the legal-point softmax inside, as
-:class:`~alphagomoku.nn.onnx_evaluator.OnnxEvaluator` exports it) and the model config in its
+:func:`~alphagomoku.nn.onnx_export.export_onnx` writes it) and the model config in its
 metadata, so :func:`read_onnx_file` needs only onnxruntime and numpy. Writing one needs torch
 and onnx::
 
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from alphagomoku.checks import positive_int
 from alphagomoku.nn.config import ModelConfig, check_inputs
 
 CONFIG_KEY = "alphagomoku_model_config"
@@ -38,8 +39,7 @@ class OnnxFileError(ValueError):
 def session_options(ort, threads: int):
     """One sequential CPU session with ``threads`` intra-op threads, all graph optimisations on,
     and only errors logged (its notes on unused initialisers are noise)."""
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    positive_int("threads", threads)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -50,14 +50,10 @@ def session_options(ort, threads: int):
 
 
 class OnnxNetwork:
-    """``__call__(planes, legal) -> (priors, values)``, the Evaluator's interface, run by ONNX
-    Runtime on the CPU from ``graph`` (serialised ONNX bytes, or a file's path) for a network of
-    ``config``: priors float32 ``(B, H*W)`` summing to one over the legal points, values float32
-    ``(B,)``."""
-
-    amp = False
-    max_batch = None
-    oom_backoffs = 0
+    """A :class:`~alphagomoku.mcts.leaf_evaluator.NetworkEvaluator` run by ONNX Runtime on the
+    CPU from ``graph`` (serialised ONNX bytes, or a file's path) for a network of ``config``:
+    ``__call__(planes, legal) -> (priors, values)``, priors float32 ``(B, H*W)`` summing to one
+    over the legal points, values float32 ``(B,)``."""
 
     def __init__(self, graph: bytes | str | Path, config: ModelConfig, threads: int = 1):
         import onnxruntime as ort
@@ -116,7 +112,7 @@ def write_onnx_file(model, path) -> Path:
     import onnx
 
     from alphagomoku.atomic import atomic_path
-    from alphagomoku.nn.onnx_evaluator import export_onnx
+    from alphagomoku.nn.onnx_export import export_onnx
 
     proto = onnx.load_from_string(export_onnx(model.to("cpu").eval()))
     onnx.helper.set_model_props(proto, {CONFIG_KEY: json.dumps(model.config.to_dict())})

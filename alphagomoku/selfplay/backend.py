@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Protocol
 from alphagomoku.selfplay.pool import SelfPlayPool
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec
 
-BACKENDS = ("pool", "ray")
+SELFPLAY_BACKENDS = ("pool", "ray")
 
 
 class SelfPlayBackend(Protocol):
@@ -45,4 +45,4 @@ def open_backend(kind: str, spec: WorkerSpec, num_workers: int, task_timeout: fl
 
         return RaySelfPlay(spec, max(1, num_workers), task_timeout, max_failures, log=log,
                            options=ray_options or RayOptions())
-    raise ValueError(f"unknown self-play backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+    raise ValueError(f"unknown self-play backend {kind!r}; choose one of {', '.join(SELFPLAY_BACKENDS)}")

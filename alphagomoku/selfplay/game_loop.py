@@ -31,10 +31,11 @@ from alphagomoku.game.constants import BLACK, WHITE
 from alphagomoku.game.position import Position
 from alphagomoku.game.vcf_search import solve_vcf
 from alphagomoku.mcts import Forest, SearchConfig, select_move
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator
 from alphagomoku.nn.cache import EvaluationCache
 from alphagomoku.nn.inflight import submit
 from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
-from alphagomoku.selfplay.records import GameRecord
+from alphagomoku.selfplay.training_game import TrainingGame
 
 
 @dataclass(frozen=True)
@@ -75,14 +76,14 @@ class _Slot:
 
 
 def play_games(
-    evaluator,
+    evaluator: LeafEvaluator,
     game: GameConfig,
     search: SearchConfig,
     settings: SelfPlaySettings,
     num_games: int,
     seed: int,
     on_step=None,
-) -> tuple[list[GameRecord], dict]:
+) -> tuple[list[TrainingGame], dict]:
     """Play ``num_games`` games; return their records and timing statistics.
 
     ``on_step()``, if given, is called once per search step (a worker's heartbeat).
@@ -112,7 +113,7 @@ def play_games(
     forest.check_evaluator(evaluator)
     slots: list[_Slot | None] = [None] * k
     started = 0
-    records: list[GameRecord] = []
+    records: list[TrainingGame] = []
     evaluations = 0
     steps = 0
     network_seconds = 0.0
@@ -198,7 +199,7 @@ def _choose_budget(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettin
         forest.set_budget(i, min(settings.fast_simulations, forest.cfg.num_simulations))
 
 
-def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettings, rng) -> GameRecord | None:
+def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettings, rng) -> TrainingGame | None:
     """Play tree ``i``'s move; return the game's record when the game is over."""
     position = slot.position
     ply = len(position.moves)
@@ -230,9 +231,9 @@ def _play_one_move(forest: Forest, i: int, slot: _Slot, settings: SelfPlaySettin
     return None
 
 
-def _finish(slot: _Slot, result: int, resigned: bool, vcf_ended: bool = False) -> GameRecord:
+def _finish(slot: _Slot, result: int, resigned: bool, vcf_ended: bool = False) -> TrainingGame:
     searched = len(slot.policies)
-    return GameRecord(
+    return TrainingGame(
         moves=np.asarray(slot.position.moves, dtype=np.int16),
         policies=np.asarray(slot.policies, dtype=np.float16).reshape(
             searched, slot.position.config.area),

@@ -27,6 +27,7 @@ from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.nn.config import reads_rule_planes
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def distance_from_even(values: np.ndarray, black_to_move: np.ndarray, black_targ
     return np.asarray(values, dtype=np.float64) - target
 
 
-def balanced_opening(game: GameConfig, evaluator, settings: OpeningSettings,
+def balanced_opening(game: GameConfig, evaluator: LeafEvaluator, settings: OpeningSettings,
                      rng: np.random.Generator, vcf_budget: int = 0) -> tuple[list[int], float, int]:
     """A random opening the network values close to even for the side to move (a network with
     VCF planes proved within ``vcf_budget`` nodes).

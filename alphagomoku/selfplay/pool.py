@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Callable, Iterable
 
-from alphagomoku.selfplay.records import BadRecordError
+from alphagomoku.selfplay.training_game import TrainingGameError
 from alphagomoku.selfplay.worker import (
     SelfPlayTask,
     TaskFailure,
@@ -45,11 +45,11 @@ class _PoolBroken(Exception):
 
 
 def check_result(result, task: SelfPlayTask, game) -> None:
-    """Raise BadRecordError unless ``result`` holds the task's games, each replaying legally:
+    """Raise TrainingGameError unless ``result`` holds the task's games, each replaying legally:
     a result with missing or broken games is a failure, never data."""
     records = getattr(result, "records", None)
     if not isinstance(result, TaskResult) or records is None or len(records) != task.num_games:
-        raise BadRecordError(f"{len(records or [])} games returned, {task.num_games} asked for")
+        raise TrainingGameError(f"{len(records or [])} games returned, {task.num_games} asked for")
     for record in records:
         record.validate(game)
 
@@ -252,7 +252,7 @@ class SelfPlayPool(FailureBudget):
             return  # a duplicate from before a rebuild
         try:
             check_result(result, task, task_game(task, self.spec))
-        except BadRecordError as e:
+        except TrainingGameError as e:
             self._fail(f"worker {result.worker} returned bad data for task {task.task_id}: {e}")
             return
         del pending[result.task_id]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from alphagomoku.selfplay.pool import FailureBudget, SelfPlayError, check_result
-from alphagomoku.selfplay.records import BadRecordError
+from alphagomoku.selfplay.training_game import TrainingGameError
 from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, task_game
 
 INSTALL = "pip install -e '.[ray]'"
@@ -85,7 +85,7 @@ class SelfPlayActor:
     def play(self, task: SelfPlayTask, version: int, weights) -> tuple[int, TaskResult]:
         """``weights``: (model config dict, CPU state dict), resolved by Ray from one ray.put."""
         from alphagomoku.nn import ModelConfig
-        from alphagomoku.nn.backend import make_evaluator
+        from alphagomoku.nn.inference_backend import make_evaluator
         from alphagomoku.nn.io import model_from_state
         from alphagomoku.selfplay.game_loop import play_games
 
@@ -293,7 +293,7 @@ class RaySelfPlay(FailureBudget):
             return replace(task, weights_version=self.latest_version, weights_path=self._latest_path)
         try:
             check_result(result, task, task_game(task, self.spec))
-        except BadRecordError as e:
+        except TrainingGameError as e:
             self._fail(f"actor {slot.index} returned bad data for task {task.task_id}: {e}")
             return task
         on_result(result)

@@ -29,7 +29,7 @@ class WorkerSpec:
     device: str = "cpu"          # the device the parent resolved: cpu, mps or cuda
     num_gpus: int = 0            # GPUs to spread workers over, round-robin (0: no CUDA)
     threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
-    inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.backend)
+    inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.inference_backend)
     inference_amp: str = "auto"      # auto | on | off: the torch evaluator's mixed precision
     cuda_graphs: str = "auto"        # auto | off: CUDA graphs for a GPU worker's forward pass
 
@@ -136,7 +136,7 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
         state.device = choice.device
         state.device_line = f"[worker {index}] using {choice.kind.upper()}: {choice.name}"
         if choice.kind == "cpu":
-            from alphagomoku.nn.backend import describe_backend, require_backend, resolve_backend
+            from alphagomoku.nn.inference_backend import describe_backend, require_backend, resolve_backend
 
             # Here rather than at the first task: an onnx that cannot load stops the run at
             # once (as a missing device does), and this line says which backend plays and, for
@@ -183,7 +183,7 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
 
     state.beat()
     if state.version != task.weights_version:
-        from alphagomoku.nn.backend import make_evaluator
+        from alphagomoku.nn.inference_backend import make_evaluator
         from alphagomoku.nn.io import load_model
 
         model = load_model(task.weights_path, device=state.device)

@@ -11,7 +11,7 @@ from alphagomoku.game import kernels, vcf
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
 from alphagomoku.game.rule_planes import fill_rule_planes
-from alphagomoku.game.vcf_search import state_for
+from alphagomoku.game.solver_state import vcf_state_for
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
 from alphagomoku.numba_config import JIT
 from alphagomoku.train.buffer import ReplayBuffer
@@ -69,7 +69,7 @@ def make_batch(
     encode_batch(boards, to_move, last_move, game.height, game.width, game.rule_id, planes)
     if extra:
         encode_vcf_batch(boards, to_move, last_move, game.height, game.width, game.n_in_row,
-                         game.rule_id, int(vcf_budget), state_for(game), planes)
+                         game.rule_id, int(vcf_budget), vcf_state_for(game), planes)
     policies = buffer.policies[indices].astype(np.float32)
     values = buffer.value_targets(indices, q_weight)
     has_reply = buffer.reply[indices]

@@ -24,11 +24,11 @@ import numpy as np
 
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK, EMPTY, WHITE
-from alphagomoku.selfplay.records import GameRecord
+from alphagomoku.selfplay.training_game import TrainingGame
 from alphagomoku.atomic import atomic_path
 from alphagomoku.read_errors import read_error_reason
 
-FORMAT_VERSION = 3  # 2 added q, policy_weight and weight; 3 reply and short_value; all still load
+BUFFER_FORMAT_VERSION = 3  # 2 added q, policy_weight and weight; 3 reply, short_value and rule
 # Plies over which the short-term value target looks ahead (the discount is 1 - 1/horizon).
 SHORT_VALUE_HORIZON = 6.0
 
@@ -63,7 +63,7 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add_game(self, record: GameRecord, decided_threshold: float = 0.9,
+    def add_game(self, record: TrainingGame, decided_threshold: float = 0.9,
                  decided_plies: int = 3, decided_weight: float = 1.0) -> None:
         """Add the searched plies of ``record``. A ply whose root value and those of the
         ``decided_plies - 1`` searched plies before it are all beyond ``decided_threshold`` in
@@ -118,7 +118,7 @@ class ReplayBuffer:
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f:
                 np.savez_compressed(
-                    f, format_version=FORMAT_VERSION, epoch=epoch, total_added=self.total_added,
+                    f, format_version=BUFFER_FORMAT_VERSION, epoch=epoch, total_added=self.total_added,
                     width=self.game.width, height=self.game.height, rule=self.game.rule,
                     boards=self.boards[order], to_move=self.to_move[order],
                     last_move=self.last_move[order], policies=self.policies[order],
@@ -142,9 +142,9 @@ class ReplayBuffer:
         needed = {"format_version", "epoch", "width", "height", "boards", "policies", "values"}
         if not needed <= set(arrays):
             raise BufferFileError(f"replay buffer {path} lacks {sorted(needed - set(arrays))}")
-        if int(arrays["format_version"]) not in (1, 2, FORMAT_VERSION):
+        if int(arrays["format_version"]) not in (1, 2, BUFFER_FORMAT_VERSION):
             raise BufferFileError(f"replay buffer {path} has format {int(arrays['format_version'])}, "
-                                  f"this version reads {FORMAT_VERSION}")
+                                  f"this version reads {BUFFER_FORMAT_VERSION}")
         w, h = int(arrays["width"]), int(arrays["height"])
         if (w, h) != (game.width, game.height):
             raise BufferFileError(f"replay buffer {path} holds {w}x{h} games, the run is "

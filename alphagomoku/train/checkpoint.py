@@ -12,6 +12,7 @@ import pickle
 import random
 import shutil
 import zipfile
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,60 @@ from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
 from alphagomoku.atomic import atomic_path, atomic_torch_save
 from alphagomoku.read_errors import read_error_reason
 
-FORMAT_VERSION = 1
+CHECKPOINT_FORMAT_VERSION = 1
 
-__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint", "rng_state", "restore_rng_state"]
+__all__ = ["CheckpointError", "TrainingState", "load_checkpoint", "save_checkpoint", "rng_state",
+           "restore_rng_state"]
+
+
+@dataclass
+class TrainingState:
+    """What a checkpoint holds: the trainer writes one each epoch and ``--resume`` reads it back.
+    One list of fields for both, so a field saved is a field restored.
+
+    The fields with defaults came after the first checkpoints; a checkpoint without them loads
+    with the default."""
+
+    epoch: int
+    model_config: dict          # ModelConfig.to_dict()
+    model: dict                 # the network's state_dict (prefixes stripped on load)
+    optimizer: dict
+    scheduler: dict
+    rng: dict                   # rng_state(): python, numpy and torch
+    selfplay_rng: dict          # the trainer's numpy Generator's bit_generator.state
+    config: dict = field(default_factory=dict)  # TrainConfig.to_dict()
+    scaler: dict | None = None  # the fp16 loss scale; empty without fp16
+    best_elo: float = 0.0
+    lopsided_epochs: int = 0
+    opening_target: float = 0.0  # the main board and rule's, as in opening_targets
+    opening_targets: dict = field(default_factory=dict)  # variant name -> even opening for black
+    wall_seconds: float = 0.0   # wall time of every session of the run so far
+    world_size: int = 1
+    ema: dict | None = None     # the weight average's state_dict, when the run keeps one
+
+    def to_dict(self) -> dict:
+        # Not dataclasses.asdict: it would deep-copy every tensor of the model and optimizer.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, state: dict, source: str = "checkpoint") -> "TrainingState":
+        """The state in a checkpoint dict (as :func:`load_checkpoint` returns it); keys it does
+        not know (``format``, ``format_version``) are left out."""
+        names = {f.name for f in fields(cls)}
+        missing = [f.name for f in fields(cls) if f.name not in state
+                   and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise CheckpointError(f"{source} lacks {', '.join(missing)}: "
+                                  "not a trainer's checkpoint")
+        out = cls(**{k: v for k, v in state.items() if k in names})
+        out.epoch = int(out.epoch)
+        out.best_elo = float(out.best_elo)
+        out.lopsided_epochs = int(out.lopsided_epochs)
+        out.opening_target = float(out.opening_target)
+        out.opening_targets = {str(k): float(v) for k, v in out.opening_targets.items()}
+        out.wall_seconds = float(out.wall_seconds)
+        out.world_size = int(out.world_size)
+        return out
 
 
 def rng_state() -> dict:
@@ -48,7 +100,7 @@ def save_checkpoint(run_dir: Path, state: dict, keep: int) -> Path:
     """Write ``state`` as this epoch's checkpoint and as latest.pt; prune old ones."""
     ckpt_dir = Path(run_dir) / "checkpoints"
     path = ckpt_dir / f"epoch_{state['epoch']:06d}.pt"
-    state = {"format": TRAINING_FORMAT, "format_version": FORMAT_VERSION, **state}
+    state = {"format": TRAINING_FORMAT, "format_version": CHECKPOINT_FORMAT_VERSION, **state}
     atomic_torch_save(state, path)
     # latest.pt: a copy, itself atomic, so it is never a half-written file.
     with atomic_path(ckpt_dir / "latest.pt") as tmp:
@@ -72,9 +124,9 @@ def load_checkpoint(path: str | Path) -> dict:
         ) from None
     if not isinstance(state, dict) or state.get("format") != TRAINING_FORMAT or "model" not in state:
         raise CheckpointError(f"{path} is not an alphagomoku training checkpoint")
-    if state["format_version"] != FORMAT_VERSION:
+    if state["format_version"] != CHECKPOINT_FORMAT_VERSION:
         raise CheckpointError(
-            f"checkpoint {path} has format {state['format_version']}; this version reads {FORMAT_VERSION}"
+            f"checkpoint {path} has format {state['format_version']}; this version reads {CHECKPOINT_FORMAT_VERSION}"
         )
     state["model"] = strip_prefixes(state["model"])
     return state

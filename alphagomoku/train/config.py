@@ -13,8 +13,8 @@ from pathlib import Path
 
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
-from alphagomoku.nn.backend import AMP_MODES, BACKENDS as INFERENCE_BACKENDS  # imports no torch
 from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
+from alphagomoku.nn.inference_backend import AMP_MODES, INFERENCE_BACKENDS  # imports no torch
 from alphagomoku.train.variants import Variant, run_variants
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")

@@ -21,77 +21,43 @@ import numpy as np
 import torch
 
 from alphagomoku.device import DeviceChoice, cuda_autocast_dtype, select_device
-from alphagomoku.game.constants import BLACK, DRAW, WHITE
-from alphagomoku.mcts import SearchConfig
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
-from alphagomoku.selfplay.game_loop import SelfPlaySettings
 from alphagomoku.selfplay.backend import SelfPlayBackend, open_backend
-from alphagomoku.selfplay.openings import OpeningSettings, steer_target
+from alphagomoku.selfplay.openings import steer_target
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
-from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, worker_devices
+from alphagomoku.selfplay.worker import TaskResult
 from alphagomoku.train import distributed
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
-from alphagomoku.train.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from alphagomoku.train.checkpoint import (
+    TrainingState,
+    load_checkpoint,
+    restore_rng_state,
+    rng_state,
+    save_checkpoint,
+)
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
 from alphagomoku.train.ema import WeightAverage
 from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
-from alphagomoku.train.variants import VariantBuffers, assign_variants
+from alphagomoku.train.selfplay_epoch import (
+    colour_counts,
+    colour_shares,
+    epoch_row,
+    plan_tasks,
+    worker_spec,
+)
+from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
                     "vcf_plane_budget")
-
-
-def selfplay_groups(cfg: TrainConfig, kind: str) -> int:
-    """Batches in flight per worker: the config's, or for 0 (auto) two on CUDA, where the device
-    works while the worker searches, and one elsewhere: on a CPU the network's call holds the
-    worker's core, so a second group would only add calls."""
-    if cfg.selfplay_groups:
-        return cfg.selfplay_groups
-    return 2 if kind == "cuda" else 1
-
-
-def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
-    """What every self-play worker of a run with ``cfg`` is given: the search, the game loop's
-    settings and the device. The self-play benchmark builds its workers with this too, so that
-    it times what training runs."""
-    gumbel = cfg.search == "gumbel"
-    search = SearchConfig(
-        num_simulations=cfg.simulations, c_puct=cfg.c_puct, dirichlet_alpha=cfg.dirichlet_alpha,
-        dirichlet_eps=0.0 if gumbel else cfg.dirichlet_eps, root_rule=cfg.search,
-        gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
-        gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
-        vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_plane_budget=cfg.vcf_plane_budget,
-        rule_planes=cfg.model_arch == "kata",
-    )
-    openings = None
-    if cfg.opening_share > 0:
-        openings = OpeningSettings(share=cfg.opening_share, min_stones=cfg.opening_min_stones,
-                                   max_stones=cfg.opening_max_stones,
-                                   max_value=cfg.opening_max_value)
-    settings = SelfPlaySettings(
-        games_at_once=cfg.games_at_once or cfg.games_per_task,
-        temperature_moves=cfg.temperature_moves,
-        resign_threshold=cfg.resign_threshold, resign_playthrough=cfg.resign_playthrough,
-        openings=openings, full_search_share=cfg.full_search_share,
-        fast_simulations=cfg.fast_simulations, vcf_end_budget=cfg.vcf_end_budget,
-        eval_cache=cfg.eval_cache, groups=selfplay_groups(cfg, device.kind),
-    )
-    device_name, num_gpus = worker_devices(device, cfg.device)
-    # One torch thread per CPU worker: workers are the parallelism, and several threads per
-    # process on shared cores were measured 10-100x slower per forward pass, not faster.
-    return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
-                      num_gpus=num_gpus, threads_per_worker=1,
-                      inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp,
-                      cuda_graphs=cfg.cuda_graphs)
 
 
 class Trainer:
@@ -184,10 +150,10 @@ class Trainer:
         if not path.exists():
             raise CheckpointError(f"--resume: no checkpoint at {path}; start the run without --resume")
         try:
-            state = load_checkpoint(path)
+            state = TrainingState.from_dict(load_checkpoint(path), str(path))
         except CheckpointError as e:
             raise CheckpointError(f"{e}\n{_intact_checkpoint_hint(path.parent)}") from None
-        saved = state.get("config", {})
+        saved = state.config
         for key in _FIXED_ON_RESUME:
             if key in saved and saved[key] != getattr(self.cfg, key):
                 raise CheckpointError(
@@ -195,32 +161,31 @@ class Trainer:
                     f"for {getattr(self.cfg, key)!r}; drop the flag or start a new --run-dir"
                 )
         try:
-            self.model.load_state_dict(state["model"])
+            self.model.load_state_dict(state.model)
             if self.average is not None:
                 # A run that starts averaging on resume starts from the weights it has.
-                self.average.load_state_dict(state.get("ema", state["model"]))
+                self.average.load_state_dict(state.ema if state.ema is not None else state.model)
         except RuntimeError as e:
             raise CheckpointError(f"checkpoint {path} does not fit the {self.cfg.model_preset} "
                                   f"model: {str(e).splitlines()[0]}") from None
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        _restore_scaler(self.scaler, state.get("scaler"))
-        saved_world = int(state.get("world_size", 1))
+        self.optimizer.load_state_dict(state.optimizer)
+        self.scheduler.load_state_dict(state.scheduler)
+        _restore_scaler(self.scaler, state.scaler)
+        saved_world = state.world_size
         if saved_world != self.dist.world_size:
             distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
             self.log(f"note: the checkpoint was trained on {saved_world} rank(s), this run has "
                      f"{self.dist.world_size}: learning rate rescaled to {self._base_lr:g} "
                      f"(--lr-scaling {self.cfg.lr_scaling})")
-        restore_rng_state(state["rng"])
-        self.rng.bit_generator.state = state["selfplay_rng"]
-        self.epoch = self.saved_epoch = int(state["epoch"])
-        self.best_elo = float(state.get("best_elo", 0.0))
-        self.lopsided_epochs = int(state.get("lopsided_epochs", 0))
-        saved_targets = state.get("opening_targets") or {
-            self.variants[0].name: float(state.get("opening_target", 0.0))}
+        restore_rng_state(state.rng)
+        self.rng.bit_generator.state = state.selfplay_rng
+        self.epoch = self.saved_epoch = state.epoch
+        self.best_elo = state.best_elo
+        self.lopsided_epochs = state.lopsided_epochs
+        saved_targets = state.opening_targets or {self.variants[0].name: state.opening_target}
         for name in self.opening_targets:
-            self.opening_targets[name] = float(saved_targets.get(name, 0.0))
-        self.spent_seconds = float(state.get("wall_seconds", 0.0))
+            self.opening_targets[name] = saved_targets.get(name, 0.0)
+        self.spent_seconds = state.wall_seconds
         try:
             buffer_epoch = self.buffers.load(self.run_dir)
         except BufferFileError as e:
@@ -399,7 +364,7 @@ class Trainer:
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
         self.buffers.save(self.run_dir, epoch)
-        save_checkpoint(self.run_dir, self._state(), cfg.keep_checkpoints)
+        save_checkpoint(self.run_dir, self._state().to_dict(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")
         self.metrics.write(row)
@@ -433,20 +398,8 @@ class Trainer:
                    row: dict) -> tuple[list, list]:
         """The epoch's games, and the game (board and rule) each was played on."""
         cfg = self.cfg
-        sizes = []
-        left = cfg.selfplay_games
-        while left > 0:
-            sizes.append(min(cfg.games_per_task, left))
-            left -= sizes[-1]
-        plan = (assign_variants(self.variants, len(sizes), self.rng) if self.mixed
-                else [None] * len(sizes))
-        tasks = []
-        for n, variant in zip(sizes, plan):
-            seed = int(self.rng.integers(2**31))
-            tasks.append(SelfPlayTask(len(tasks), n, seed, str(weights), self.epoch,
-                                      opening_black_target=self.opening_targets[
-                                          (variant or self.variants[0]).name],
-                                      game=None if variant is None else variant.game))
+        tasks = plan_tasks(cfg, self.variants, self.opening_targets, str(weights), self.epoch,
+                           self.rng)
         records: list = []
         games: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0,
@@ -465,7 +418,7 @@ class Trainer:
                 totals[k] += result.stats.get(k, 0.0)
             positions = sum(r.searched for r in records)
             bar.update(len(result.records))
-            bar.set_postfix(_shares(records) | {
+            bar.set_postfix(colour_shares(records) | {
                 "pos/s": f"{positions / max(time.perf_counter() - t0, 1e-9):.0f}",
                 "len": f"{positions / len(records):.1f}",
             })
@@ -474,23 +427,7 @@ class Trainer:
             pool.play(tasks, on_result)
         finally:
             bar.close()
-        elapsed = time.perf_counter() - t0
-        positions = sum(r.searched for r in records)
-        results = [r.result for r in records]
-        row.update(colour_counts(records))
-        row.update(
-            games=len(records), positions=positions,
-            avg_length=sum(r.length for r in records) / len(records),
-            black_wins=results.count(BLACK), white_wins=results.count(WHITE), draws=results.count(DRAW),
-            resignations=sum(r.resigned for r in records),
-            vcf_endings=sum(r.vcf_ended for r in records),
-            false_resignations=sum(r.false_resignation for r in records),
-            selfplay_seconds=elapsed, positions_per_second=positions / max(elapsed, 1e-9),
-            network_share=totals["network_seconds"] / max(totals["seconds"], 1e-9),
-            unbalanced_openings=totals["unbalanced_openings"],
-            cache_hit_share=totals["cache_hits"]
-            / max(totals["cache_hits"] + totals["cache_misses"], 1),
-        )
+        row.update(epoch_row(records, totals, time.perf_counter() - t0))
         return records, games
 
     def _train(self, row: dict, new_positions: int) -> None:
@@ -576,25 +513,25 @@ class Trainer:
         logits, _ = self.model(planes)
         return torch.log_softmax(logits.float(), dim=1)
 
-    def _state(self) -> dict:
-        return {
-            "epoch": self.epoch,
-            "config": self.cfg.to_dict(),
-            "model_config": self.model_config.to_dict(),
-            "model": unwrap(self.model).state_dict(),
-            **({"ema": self.average.state_dict()} if self.average is not None else {}),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
-            "rng": rng_state(),
-            "selfplay_rng": self.rng.bit_generator.state,
-            "best_elo": self.best_elo,
-            "lopsided_epochs": self.lopsided_epochs,
-            "opening_target": self.opening_target,
-            "opening_targets": dict(self.opening_targets),
-            "wall_seconds": self.clock.seconds() if self.clock is not None else self.spent_seconds,
-            "world_size": self.dist.world_size,
-        }
+    def _state(self) -> TrainingState:
+        return TrainingState(
+            epoch=self.epoch,
+            config=self.cfg.to_dict(),
+            model_config=self.model_config.to_dict(),
+            model=unwrap(self.model).state_dict(),
+            ema=self.average.state_dict() if self.average is not None else None,
+            optimizer=self.optimizer.state_dict(),
+            scheduler=self.scheduler.state_dict(),
+            scaler=self.scaler.state_dict(),
+            rng=rng_state(),
+            selfplay_rng=self.rng.bit_generator.state,
+            best_elo=self.best_elo,
+            lopsided_epochs=self.lopsided_epochs,
+            opening_target=self.opening_target,
+            opening_targets=dict(self.opening_targets),
+            wall_seconds=self.clock.seconds() if self.clock is not None else self.spent_seconds,
+            world_size=self.dist.world_size,
+        )
 
     def _watch_colours(self, row: dict) -> None:
         """Warn when one colour keeps winning the games from balanced openings: the first sign
@@ -646,35 +583,12 @@ def _amp_dtype(device: DeviceChoice):
     return cuda_autocast_dtype(device.device)
 
 
-def colour_counts(records: list) -> dict:
-    """Black wins, white wins and draws, separately for games from a random opening and games
-    from the empty board: only the former measure balance (freestyle from the empty board is
-    a proven black win)."""
-    out = {}
-    for prefix, keep in (("opening_", lambda r: r.opening > 0), ("empty_", lambda r: r.opening == 0)):
-        results = [r.result for r in records if keep(r)]
-        out[prefix + "games"] = len(results)
-        out[prefix + "black_wins"] = results.count(BLACK)
-        out[prefix + "white_wins"] = results.count(WHITE)
-        out[prefix + "draws"] = results.count(DRAW)
-    return out
-
-
-def _shares(records: list) -> dict:
-    out = {}
-    counts = colour_counts(records)
-    for prefix, label in (("opening_", "open B/W/D"), ("empty_", "empty B/W/D")):
-        n = counts[prefix + "games"]
-        if n:
-            out[label] = "/".join(str(counts[prefix + k]) for k in ("black_wins", "white_wins", "draws"))
-    return out
-
-
 def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
+    # Only the network's part of the state: a checkpoint cut down to it exports too.
     state = load_checkpoint(checkpoint)
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
-    model.load_state_dict(state.get("ema", state["model"]))
+    model.load_state_dict(state.get("ema") or state["model"])
     return save_model(out, model)
 
 

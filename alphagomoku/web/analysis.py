@@ -21,7 +21,7 @@ from alphagomoku.game import Position, solve_vcf, solve_vct
 from alphagomoku.mcts import Forest, search_config, uniform_evaluator
 from alphagomoku.mcts.search import fit_to_evaluator
 from alphagomoku.nn.config import reads_rule_planes
-from alphagomoku.mcts.tree import FIRST_EDGE, NUM_CHILDREN, ROOT, STATUS, VISITS, WIN, LOSS
+from alphagomoku.mcts.tree import FIRST_EDGE, NUM_CHILDREN, ROOT, SOLVED_LOSS, SOLVED_WIN, STATUS, VISITS
 
 # Seconds between live snapshots: often enough to look live, rare enough that twenty
 # connections' snapshots cost little next to their searches.
@@ -111,7 +111,7 @@ def search_snapshot(forest: Forest, position: Position) -> dict:
         solved = None
         if child >= 0:
             status = int(forest.arrays.nodes[0, child, STATUS])
-            solved = "win" if status == LOSS else "loss" if status == WIN else None
+            solved = "win" if status == SOLVED_LOSS else "loss" if status == SOLVED_WIN else None
         candidates.append({
             "move": position.name(m), "visits": int(visits[m]),
             "value": round(forest.move_value(0, m), 4), "prior": round(float(priors[m]), 4),
@@ -123,7 +123,7 @@ def search_snapshot(forest: Forest, position: Position) -> dict:
         "visits": forest.root_visits(0),
         "visit_share": [round(float(v), 4) for v in share],
         "search_value": round(forest.root_value(0), 4),
-        "solved": "win" if status == WIN else "loss" if status == LOSS else None,
+        "solved": "win" if status == SOLVED_WIN else "loss" if status == SOLVED_LOSS else None,
         "candidates": candidates,
     }
 

@@ -15,12 +15,12 @@ from alphagomoku.game.position import IllegalMoveError, Position
 VCF_CHECK_BUDGET = 20_000
 
 
-class BadRecordError(ValueError):
+class TrainingGameError(ValueError):
     """A game record that cannot be training data (empty, inconsistent, illegal)."""
 
 
 @dataclass
-class GameRecord:
+class TrainingGame:
     """One self-play game. The first ``opening`` moves are the random opening, played before any
     search; the S = T - opening searched plies after it carry the targets."""
 
@@ -67,39 +67,39 @@ class GameRecord:
         return np.where(to_move == self.result, 1.0, -1.0).astype(np.float32)
 
     def validate(self, game: GameConfig) -> None:
-        """Raise BadRecordError unless the record replays legally to its stated result."""
+        """Raise TrainingGameError unless the record replays legally to its stated result."""
         t = self.length
         if not 0 <= self.opening < t:
-            raise BadRecordError(f"opening of {self.opening} moves in a game of {t} moves: no "
+            raise TrainingGameError(f"opening of {self.opening} moves in a game of {t} moves: no "
                                  "searched move (or an empty game)")
         s = t - self.opening
         if self.policies.shape != (s, game.area):
-            raise BadRecordError(f"policies have shape {self.policies.shape}, expected {(s, game.area)}")
+            raise TrainingGameError(f"policies have shape {self.policies.shape}, expected {(s, game.area)}")
         for name in ("root_values", "move_values", "full_search"):
             shape = np.shape(getattr(self, name))
             if shape != (s,):
-                raise BadRecordError(f"{name} have shape {shape}, expected {(s,)}")
+                raise TrainingGameError(f"{name} have shape {shape}, expected {(s,)}")
         if self.result not in (BLACK, WHITE, DRAW):
-            raise BadRecordError(f"result {self.result!r} is not black, white or draw")
+            raise TrainingGameError(f"result {self.result!r} is not black, white or draw")
         sums = self.policies.astype(np.float32).sum(axis=1)
         if not np.all(np.abs(sums - 1.0) < 1e-2):
-            raise BadRecordError("a visit distribution does not sum to one")
+            raise TrainingGameError("a visit distribution does not sum to one")
         pos = Position(game)
         try:
             for m in self.moves:
                 pos.play(int(m))
         except IllegalMoveError as e:
-            raise BadRecordError(f"record does not replay: {e}") from None
+            raise TrainingGameError(f"record does not replay: {e}") from None
         if self.vcf_ended:
             from alphagomoku.game.vcf_search import solve_vcf
 
             # Checked again here: a claimed VCF that the solver cannot confirm is not data.
             if pos.is_over or self.result != pos.to_move \
                     or not solve_vcf(pos, VCF_CHECK_BUDGET).found:
-                raise BadRecordError("record says the side to move had a VCF, the solver does "
+                raise TrainingGameError("record says the side to move had a VCF, the solver does "
                                      "not confirm it")
         elif self.resigned:
             if pos.is_over:
-                raise BadRecordError("record says resigned but the board had already decided the game")
+                raise TrainingGameError("record says resigned but the board had already decided the game")
         elif pos.winner != self.result:
-            raise BadRecordError(f"record says result {self.result} but the moves give {pos.winner}")
+            raise TrainingGameError(f"record says result {self.result} but the moves give {pos.winner}")

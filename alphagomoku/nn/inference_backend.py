@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-BACKENDS = ("auto", "torch", "onnx")
+INFERENCE_BACKENDS = ("auto", "torch", "onnx")
 # Mixed precision for the torch evaluator: auto is bf16 (fp16 below compute capability 8.0) on CUDA
-# and fp32 elsewhere; on and off force it. Where it pays depends on the GPU and the batch
-# (docs/benchmarks.md#gpu: on an H200, `medium` and `large` gain from 256 positions a call).
+# and fp32 elsewhere; on and off force it. Where it pays depends on the GPU, the model and the
+# batch (docs/benchmarks.md#gpu).
 AMP_MODES = {"auto": None, "on": True, "off": False}
 
 # Fallback reasons already reported by this process: one line, not one per weights version.
@@ -32,8 +32,8 @@ def onnx_problem() -> str:
 
 
 def check_backend(name: str) -> str:
-    if name not in BACKENDS:
-        raise ValueError(f"inference backend must be one of {', '.join(BACKENDS)}, got {name!r}")
+    if name not in INFERENCE_BACKENDS:
+        raise ValueError(f"inference backend must be one of {', '.join(INFERENCE_BACKENDS)}, got {name!r}")
     return name
 
 

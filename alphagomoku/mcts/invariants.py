@@ -20,7 +20,7 @@ from alphagomoku.mcts.tree import (
     ROOT,
     STATUS,
     UNEXPANDED,
-    UNKNOWN,
+    UNSOLVED,
     VALUE_SUM,
     VISITS,
 )
@@ -97,7 +97,7 @@ def tree_problems(forest, t: int) -> list[str]:
         if (tr.nodes[t, children[:taken], PARENT] != x).any():
             problems.append(f"node {x}: a child names another parent")
         below = int(tr.nodes[t, children[:taken], VISITS].sum())
-        solved = tr.nodes[t, x, STATUS] != UNKNOWN
+        solved = tr.nodes[t, x, STATUS] != UNSOLVED
         if (not solved and n != 1 + below) or (solved and n < 1 + below):
             problems.append(f"node {x}: {n} visits, its children {below}")
     return problems
