@@ -226,5 +226,5 @@ def test_balanced_openings_are_distinct_and_the_model_must_fit_the_board(tmp_pat
     assert len(set(openings)) == 4
     for moves in openings:
         assert 2 <= len(moves) <= 6 and not Position.from_moves(moves, GameConfig(width=15)).is_over
-    with pytest.raises(ValueError, match="plays 15x15, not 9x9"):
+    with pytest.raises(ValueError, match="plays 15x15 boards, not 9x9"):
         balanced_openings(str(DEFAULT_MODEL), GameConfig(width=9), 2)

@@ -223,7 +223,9 @@ def _checkpoint_as_saved_today(model) -> dict:
         "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
         "scaler": torch.amp.GradScaler("cuda", enabled=False).state_dict(), "rng": rng_state(),
         "selfplay_rng": np.random.default_rng(5).bit_generator.state, "best_elo": 41.5,
-        "lopsided_epochs": 2, "opening_target": -0.125, "wall_seconds": 93.0, "world_size": 1,
+        "lopsided_epochs": 2, "opening_target": -0.125,
+        "opening_targets": {"7x7-freestyle": -0.125}, "wall_seconds": 93.0, "world_size": 1,
+        "ema": model.state_dict(),
     }
 
 
@@ -248,12 +250,13 @@ def test_a_checkpoint_from_before_the_later_fields_loads_with_their_defaults():
     from alphagomoku.train.checkpoint import TrainingState
 
     old = _checkpoint_as_saved_today(PolicyValueNet(ModelConfig.preset("tiny", 7)))
-    for key in ("scaler", "best_elo", "lopsided_epochs", "opening_target", "wall_seconds",
-                "world_size"):
+    for key in ("scaler", "best_elo", "lopsided_epochs", "opening_target", "opening_targets",
+                "wall_seconds", "world_size", "ema"):
         del old[key]
     state = TrainingState.from_dict(old)
     assert (state.scaler, state.best_elo, state.lopsided_epochs, state.opening_target,
-            state.wall_seconds, state.world_size) == (None, 0.0, 0, 0.0, 0.0, 1)
+            state.opening_targets, state.wall_seconds, state.world_size, state.ema) == (
+        None, 0.0, 0, 0.0, {}, 0.0, 1, None)
     del old["optimizer"]
     with pytest.raises(CheckpointError, match="lacks optimizer"):
         TrainingState.from_dict(old)
