@@ -340,24 +340,31 @@ def test_stop_ends_a_long_analysis(client):
 
 # -- on a real server: twenty pages at once, and a page that goes mid-search ------------------
 
+async def _until(ws, kind, where=lambda m: True) -> dict:
+    """The next message of type ``kind`` (that ``where`` accepts) on a live connection."""
+    while True:
+        msg = json.loads(await ws.recv())
+        if msg["type"] == kind and where(msg):
+            return msg
+
+
+async def _new_game(ws, moves: str) -> None:
+    """A 9x9 game between two people from ``moves``, with thinking on one's turn off."""
+    await _until(ws, "state")
+    await ws.send(json.dumps({"type": "settings", "think": False}))
+    await ws.send(json.dumps({"type": "new", "size": 9, "black": "human", "white": "human",
+                              "moves": moves}))
+
+
 async def _page(url: str, moves: str, simulations: int) -> dict:
     import websockets
 
     async with websockets.connect(url, open_timeout=30) as ws:
-        async def until(kind, where=lambda m: True):
-            while True:
-                msg = json.loads(await ws.recv())
-                if msg["type"] == kind and where(msg):
-                    return msg
-
-        await until("state")
-        await ws.send(json.dumps({"type": "settings", "think": False}))
-        await ws.send(json.dumps({"type": "new", "size": 9, "black": "human", "white": "human",
-                                  "moves": moves}))
-        await until("state", lambda m: m["position"] == moves)
+        await _new_game(ws, moves)
+        await _until(ws, "state", lambda m: m["position"] == moves)
         start = time.monotonic()
         await ws.send(json.dumps({"type": "analyse", "simulations": simulations}))
-        final = await until("analysis", lambda m: not m["live"])
+        final = await _until(ws, "analysis", lambda m: not m["live"])
         return {"seconds": time.monotonic() - start, "visits": final["visits"]}
 
 
@@ -400,19 +407,10 @@ def test_a_page_that_goes_mid_search_frees_it_within_a_second(catalog):
 
     async def go_away_mid_search(url):
         async with websockets.connect(url) as ws:
-            async def until(kind, where=lambda m: True):
-                while True:
-                    msg = json.loads(await ws.recv())
-                    if msg["type"] == kind and where(msg):
-                        return msg
-
-            await until("state")
-            await ws.send(json.dumps({"type": "settings", "think": False}))
-            await ws.send(json.dumps({"type": "new", "size": 9, "black": "human",
-                                      "white": "human", "moves": "e5"}))
-            await until("state", lambda m: m["position"] == "e5")
+            await _new_game(ws, "e5")
+            await _until(ws, "state", lambda m: m["position"] == "e5")
             await ws.send(json.dumps({"type": "analyse", "simulations": 20_000}))
-            await until("analysis", lambda m: m["live"])
+            await _until(ws, "analysis", lambda m: m["live"])
 
     with LiveServer(create_app(catalog)) as server:
         asyncio.run(go_away_mid_search(f"ws://127.0.0.1:{server.port}/ws"))
