@@ -8,6 +8,7 @@ until a network player loads a ``.pt`` file.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import dataclasses
 import time
 from pathlib import Path
@@ -90,7 +91,7 @@ class PureMCTSPlayer:
         return int(np.argmax(np.where(position.legal_mask(), visits, -1)))
 
 
-class PuctPlayer:
+class PuctPlayer(ABC):
     """Shared by the players that run the PUCT search of ``alphagomoku.mcts``; each subclass
     supplies ``_evaluator()``. Without a time budget: one ``search`` of the simulation limit.
     With one: a single tree searched one evaluator batch at a time until the budget or the
@@ -107,8 +108,9 @@ class PuctPlayer:
     # (game, moves, forest, evaluator, limit).
     _tree: tuple | None = None
 
+    @abstractmethod
     def _evaluator(self) -> LeafEvaluator:
-        raise NotImplementedError
+        """What evaluates this player's leaves (its network, or uniform priors)."""
 
     def _config(self, n: int) -> SearchConfig:
         if self.search_config is None:
