@@ -47,3 +47,10 @@ class NetworkEvaluator(LeafEvaluator, Protocol):
 def network_config(evaluator: LeafEvaluator) -> ModelConfig | None:
     """The config of ``evaluator``'s network; None for an evaluator without one."""
     return evaluator.config if isinstance(evaluator, NetworkEvaluator) else None
+
+
+def reads_rule_planes(evaluator: LeafEvaluator) -> bool:
+    """Whether ``evaluator``'s network reads the rule planes: what a caller that builds planes
+    itself passes to ``Position.planes``."""
+    model = network_config(evaluator)
+    return model is not None and model.rule_planes

@@ -223,12 +223,6 @@ class ModelConfig:
         return int(per_position * batch_size * factor)
 
 
-def reads_rule_planes(evaluator) -> bool:
-    """Whether ``evaluator``'s network (its ``config``, when it has one) reads the rule planes:
-    what every caller that builds planes itself passes to ``Position.planes``."""
-    return bool(getattr(getattr(evaluator, "config", None), "rule_planes", False))
-
-
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 

@@ -26,8 +26,7 @@ import numpy as np
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK
 from alphagomoku.game.position import IllegalMoveError, Position
-from alphagomoku.nn.config import reads_rule_planes
-from alphagomoku.mcts.leaf_evaluator import LeafEvaluator
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, reads_rule_planes
 
 
 @dataclass(frozen=True)

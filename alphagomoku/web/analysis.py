@@ -20,7 +20,7 @@ import numpy as np
 from alphagomoku.game import Position, solve_vcf, solve_vct
 from alphagomoku.mcts import Forest, search_config, uniform_evaluator
 from alphagomoku.mcts.search import fit_to_evaluator
-from alphagomoku.nn.config import reads_rule_planes
+from alphagomoku.mcts.leaf_evaluator import reads_rule_planes
 from alphagomoku.mcts.tree import FIRST_EDGE, NUM_CHILDREN, ROOT, SOLVED_LOSS, SOLVED_WIN, STATUS, VISITS
 
 # Seconds between live snapshots: often enough to look live, rare enough that twenty
