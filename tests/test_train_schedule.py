@@ -118,7 +118,7 @@ def test_a_run_directory_from_before_these_settings_resumes(tmp_path):
     cfg = _tiny(tmp_path, epochs=1)
     Trainer(cfg, log=lambda _: None, progress=False).run()
     run = tmp_path / "run"
-    new = {"model_arch", "board_sizes", "rules", "aux_reply_weight", "soft_policy_weight",
+    new = {"model_arch", "board_sizes", "rules", "variant_mix", "aux_reply_weight", "soft_policy_weight",
            "soft_policy_temperature", "short_value_weight", "policy_surprise", "lr_drop_share",
            "lr_drop_factor", "ema_decay"}
     config = json.loads((run / "config.json").read_text())

@@ -43,6 +43,36 @@ def test_a_bad_mix_is_refused_with_its_flag(sizes, rules, words):
         run_variants(15, "freestyle", 5, sizes, rules)
 
 
+def test_a_variant_mix_names_its_pairs_and_no_others():
+    vs = run_variants(15, "freestyle", 5, mix="20/freestyle, 15/renju:2, 15/freestyle:3")
+    assert [v.name for v in vs] == ["15x15-freestyle", "15x15-renju", "20x20-freestyle"]
+    np.testing.assert_allclose([v.weight for v in vs], np.array([3, 2, 1]) / 6)
+
+
+@pytest.mark.parametrize("mix, sizes, words", [
+    ("20/freestyle", "", "must include 15/freestyle"),
+    ("15/freestyle,20", "", "SIZE/RULE"),
+    ("15/freestyle,x/renju", "", "SIZE/RULE"),
+    ("15/freestyle,15/freestyle", "", "listed twice"),
+    ("15/freestyle", "15,20", "leave out --board-sizes"),
+])
+def test_a_bad_variant_mix_is_refused_with_its_flag(mix, sizes, words):
+    with pytest.raises(ValueError, match=words):
+        run_variants(15, "freestyle", 5, sizes, mix=mix)
+
+
+def test_the_config_checks_a_variant_mix():
+    with pytest.raises(ConfigError, match="--variant-mix: .*--model-arch kata"):
+        TrainConfig(variant_mix="15/freestyle,15/renju")
+    with pytest.raises(ConfigError, match="--variant-mix: unknown rule 'gomoku'"):
+        TrainConfig(model_arch="kata", variant_mix="15/freestyle,15/gomoku")
+    with pytest.raises(ConfigError, match="--variant-mix: board width must be an integer from 5 to 22"):
+        TrainConfig(model_arch="kata", variant_mix="15/freestyle,30/freestyle")
+    cfg = TrainConfig(model_arch="kata", variant_mix="15/freestyle:2,20/freestyle,15/standard,15/renju:2")
+    assert [v.name for v in cfg.variants] == ["15x15-freestyle", "15x15-standard", "15x15-renju",
+                                              "20x20-freestyle"]
+
+
 def test_the_config_checks_the_mix():
     with pytest.raises(ConfigError, match="--model-arch kata"):
         TrainConfig(board_sizes="15,20")

@@ -26,6 +26,8 @@ _HELP = {
     "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
                   "(KataGo's: global pooling, convolutional policy head, plays every board size "
                   "and reads the rule)",
+    "variant_mix": "instead of --board-sizes and --rules, whose every pair is played: the pairs "
+                   "themselves, SIZE/RULE[:WEIGHT], e.g. 15/freestyle:3,20/freestyle,15/renju",
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
     "inference_backend": "CPU self-play workers' network runtime: auto (ONNX Runtime when installed, "
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",

@@ -33,6 +33,7 @@ class TrainConfig:
     rule: str = "freestyle"
     board_sizes: str = ""             # several boards in one run: "15:3,20:1" (size:weight; "" = --board-size alone)
     rules: str = ""                   # several rules in one run: "freestyle,renju:2" ("" = --rule alone)
+    variant_mix: str = ""             # instead of both: the pairs, "15/freestyle:3,20/freestyle,15/renju"
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
@@ -146,22 +147,24 @@ class TrainConfig:
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
+        flags = "--variant-mix" if self.variant_mix else "--board-sizes/--rules"
         try:
-            mix = run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes,
-                               self.rules)
+            mix = self.variants
         except ValueError as e:
-            raise ConfigError(str(e) if str(e).startswith("--") else f"--board-sizes/--rules: {e}") from None
+            raise ConfigError(str(e) if str(e).startswith("--") else f"{flags}: {e}") from None
+        sizes_field, rules_field = (("variant_mix",) * 2 if self.variant_mix
+                                    else ("board_sizes", "rules"))
         for v in mix:
             need(MIN_SIZE <= v.game.width <= MAX_SIZE and self.n_in_row <= v.game.width,
-                 "board_sizes", f"every size must be from {max(MIN_SIZE, self.n_in_row)} to "
+                 sizes_field, f"every size must be from {max(MIN_SIZE, self.n_in_row)} to "
                  f"{MAX_SIZE}, got {v.game.width}")
-            need(v.game.rule != "renju" or self.n_in_row == 5, "rules",
+            need(v.game.rule != "renju" or self.n_in_row == 5, rules_field,
                  "renju is played with five in a row")
         sizes = {v.game.width for v in mix}
         rules = {v.game.rule for v in mix}
-        need(len(sizes) == 1 or self.model_arch == "kata", "board_sizes",
+        need(len(sizes) == 1 or self.model_arch == "kata", sizes_field,
              "several board sizes need a network that plays every size: add --model-arch kata")
-        need(len(rules) == 1 or self.model_arch == "kata", "rules",
+        need(len(rules) == 1 or self.model_arch == "kata", rules_field,
              "several rules need a network that reads the rule: add --model-arch kata")
         for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
             need(getattr(self, name) >= 0, name, "must be 0 (off) or more")
@@ -277,7 +280,8 @@ class TrainConfig:
     @property
     def variants(self) -> list[Variant]:
         """The board sizes and rules this run trains on, the main one (``game``) first."""
-        return run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes, self.rules)
+        return run_variants(self.board_size, self.rule, self.n_in_row, self.board_sizes, self.rules,
+                            self.variant_mix)
 
     @property
     def run_path(self) -> Path:

@@ -86,8 +86,8 @@ class Trainer:
         self.variants = cfg.variants
         if len(self.variants) > 1 and self.dist.world_size > 1:
             # Each rank would need every variant's buffer in step with rank 0's.
-            raise ConfigError("--board-sizes and --rules with several variants train on one "
-                              "process: run without torchrun")
+            raise ConfigError("several board sizes or rules (--board-sizes, --rules, --variant-mix) "
+                              "train on one process: run without torchrun")
         self.buffers = VariantBuffers(self.variants, cfg.buffer_positions, floor=cfg.batch_size)
         self.rng = np.random.default_rng(cfg.seed)
         self.epoch = 0

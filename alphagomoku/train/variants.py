@@ -8,6 +8,10 @@ its search and its network batches share one board. Each variant keeps its own r
 in proportion to the positions it holds, so that every stored position is as likely to be
 trained on as in a run with one buffer and the batch's planes share one shape.
 
+``--variant-mix 15/freestyle:3,20/freestyle,15/standard,15/renju:2`` names the pairs instead,
+for a run whose sizes and rules do not all go together (Gomocup plays freestyle on 15x15 and
+20x20, standard and renju on 15x15 only).
+
 A run with one size and one rule has one variant, whose buffer is ``replay.npz`` as always; the
 others' files are named by their variant (``replay-20x20-renju.npz``).
 """
@@ -55,27 +59,47 @@ def parse_weighted(text: str, what: str) -> list[tuple[str, float]]:
 
 
 def run_variants(board_size: int, rule: str, n_in_row: int, board_sizes: str = "",
-                 rules: str = "") -> list[Variant]:
+                 rules: str = "", mix: str = "") -> list[Variant]:
     """The variants of a run, the main one (``board_size``, ``rule``) first: the arena, the
-    progress plot and the first buffer use it. ``board_sizes`` and ``rules`` ("" for the main
-    one alone) must include the main size and rule."""
-    sizes = parse_weighted(board_sizes, "--board-sizes") if board_sizes else [(str(board_size), 1.0)]
-    named_rules = parse_weighted(rules, "--rules") if rules else [(rule, 1.0)]
-    try:
-        sizes_int = [(int(s), w) for s, w in sizes]
-    except ValueError:
-        raise ValueError(f"--board-sizes: sizes must be whole numbers, got {board_sizes!r}") from None
-    if board_size not in [s for s, _ in sizes_int]:
-        raise ValueError(f"--board-sizes {board_sizes!r} must include --board-size ({board_size}), "
-                         "the run's main board")
-    if rule not in [r for r, _ in named_rules]:
-        raise ValueError(f"--rules {rules!r} must include --rule ({rule}), the run's main rule")
-    out = []
-    for s, ws in sorted(sizes_int, key=lambda sw: sw[0] != board_size):
-        for r, wr in sorted(named_rules, key=lambda rw: rw[0] != rule):
-            out.append(Variant(GameConfig(width=s, n_in_row=n_in_row, rule=r), ws * wr))
+    progress plot and the first buffer use it. Either ``board_sizes`` and ``rules`` ("" for the
+    main one alone), whose every pair is a variant, or ``mix``, the pairs themselves; both must
+    include the main size and rule."""
+    if mix:
+        if board_sizes or rules:
+            raise ValueError("--variant-mix names each size and rule itself: leave out "
+                             "--board-sizes and --rules")
+        pairs = [(_mix_item(name), w) for name, w in parse_weighted(mix, "--variant-mix")]
+        if (board_size, rule) not in [p for p, _ in pairs]:
+            raise ValueError(f"--variant-mix {mix!r} must include {board_size}/{rule} "
+                             "(--board-size/--rule), the run's main variant")
+    else:
+        sizes = parse_weighted(board_sizes, "--board-sizes") if board_sizes else [(str(board_size), 1.0)]
+        named_rules = parse_weighted(rules, "--rules") if rules else [(rule, 1.0)]
+        try:
+            sizes_int = [(int(s), w) for s, w in sizes]
+        except ValueError:
+            raise ValueError(f"--board-sizes: sizes must be whole numbers, got {board_sizes!r}") from None
+        if board_size not in [s for s, _ in sizes_int]:
+            raise ValueError(f"--board-sizes {board_sizes!r} must include --board-size ({board_size}), "
+                             "the run's main board")
+        if rule not in [r for r, _ in named_rules]:
+            raise ValueError(f"--rules {rules!r} must include --rule ({rule}), the run's main rule")
+        pairs = [((s, r), ws * wr) for s, ws in sizes_int for r, wr in named_rules]
+    # Sorted stably: the main size first, and within a size the main rule first.
+    pairs.sort(key=lambda p: (p[0][0] != board_size, p[0][1] != rule))
+    out = [Variant(GameConfig(width=s, n_in_row=n_in_row, rule=r), w) for (s, r), w in pairs]
     total = sum(v.weight for v in out)
     return [Variant(v.game, v.weight / total) for v in out]
+
+
+def _mix_item(name: str) -> tuple[int, str]:
+    size, slash, rule = name.partition("/")
+    try:
+        if not slash or not rule.strip():
+            raise ValueError
+        return int(size), rule.strip()
+    except ValueError:
+        raise ValueError(f"--variant-mix: each item is SIZE/RULE[:WEIGHT], got {name!r}") from None
 
 
 def assign_variants(variants: list[Variant], tasks: int, rng: np.random.Generator) -> list[Variant]:
