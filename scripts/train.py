@@ -17,4 +17,14 @@ if __name__ == "__main__":
         from torch.distributed.elastic.multiprocessing.errors import record
 
         main = record(main)
-    sys.exit(main())
+    code = main()
+    if code in (130, 143):
+        # Interrupted (SIGINT, SIGTERM): the checkpoint, the metrics and the message are written
+        # and the workers stopped. Native threads (ONNX Runtime's, torch's) may still be alive,
+        # and the interpreter's shutdown around them has aborted (exit -6, "PyThreadState_Get
+        # ... finalizing") instead of returning the signal's status; there is nothing left to
+        # clean up, so leave without it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
