@@ -142,6 +142,21 @@ def test_a_whole_game_by_clicking_with_the_models_thoughts(page, server):
     assert page.errors == []
 
 
+def test_the_graph_holds_its_place_while_the_analysis_streams_in(page, server):
+    # A finished game shows no candidates and no solver line; the start of the same game shows
+    # both. What lies below them must not move, or a click aimed at it lands on a candidate row.
+    page.goto(f"{server.url}/#size=9&rule=freestyle&moves=a1a9b1b9c1c9d1d9e1")
+    page.wait_for_selector("#turn[data-over='true']")
+    assert page.locator("#candidates tbody tr").count() == 0
+    top_when_empty = page.locator("#graph").bounding_box()["y"]
+    page.goto("about:blank")
+    page.goto(f"{server.url}/#size=9&rule=freestyle&moves=e3a1e4a2e5b1")
+    page.wait_for_selector("#solver:not([hidden])")
+    page.wait_for_function("() => document.querySelectorAll('#candidates tbody tr').length >= 2")
+    assert page.locator("#graph").bounding_box()["y"] == top_when_empty
+    assert page.errors == []
+
+
 def test_a_vcf_line_review_keys_and_the_graph(page, server):
     # Black to move with an open three: a VCF, linked by its position string.
     page.goto(f"{server.url}/#size=9&rule=freestyle&moves=e3a1e4a2e5b1")
@@ -163,8 +178,7 @@ def test_a_vcf_line_review_keys_and_the_graph(page, server):
     page.wait_for_selector('#move-list li.current[data-ply="6"]')
     assert "ply" not in page.url
     # A click on the graph's left edge goes to the start.
-    box = page.locator("#graph").bounding_box()
-    page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)
+    page.locator("#graph").click(position={"x": 2, "y": 60})
     page.wait_for_function("() => !document.querySelector('#move-list li.current')")
     assert "ply=0" in page.url
     # Two models' views of one position, side by side.

@@ -244,6 +244,7 @@ function renderAnalysis() {
     const title = { vcf: `${who} wins by fours (VCF):`, vct: `${who} wins by threats from`,
                     threat: `${who} threatens a VCF:` }[a.solver.kind];
     $("solver-line").textContent = `${title} ` + a.solver.line.map((m, i) => `${i + 1}.${m}`).join(" ");
+    solver.title = $("solver-line").textContent;
   } else {
     solver.hidden = true;
   }
