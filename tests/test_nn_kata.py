@@ -51,12 +51,34 @@ def test_the_config_builds_the_shape_it_names():
 
 @pytest.mark.parametrize("preset", ["tiny", "small"])
 @pytest.mark.parametrize("vcf", [0, 100])
-def test_parameter_count_matches_torch(preset, vcf):
-    cfg = ModelConfig.preset(preset, 15, arch="kata", vcf_plane_budget=vcf)
+@pytest.mark.parametrize("pooling", [True, False])
+def test_parameter_count_matches_torch(preset, vcf, pooling):
+    cfg = ModelConfig.preset(preset, 15, arch="kata", vcf_plane_budget=vcf, global_pooling=pooling)
     net = PolicyValueNet(cfg)
     assert cfg.num_parameters() == sum(p.numel() for p in net.parameters())
     norms = sum(m.num_features for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d))
     assert cfg.weight_bytes() == 4 * (cfg.num_parameters() + 2 * norms)
+
+
+def test_without_global_pooling_only_the_value_head_pools(rng):
+    from alphagomoku.nn.model import GlobalPoolBlock
+
+    cfg = ModelConfig.preset("small", 15, arch="kata", global_pooling=False)
+    net = PolicyValueNet(cfg)
+    assert not any(isinstance(m, GlobalPoolBlock) for m in net.modules())
+    assert not hasattr(net, "policy_pool_conv") and "nopool" in cfg.label
+    pooled = PolicyValueNet(ModelConfig.preset("small", 15, arch="kata"))
+    assert any(isinstance(m, GlobalPoolBlock) for m in pooled.modules())
+    # Still one set of weights for every size: the value head pools.
+    for size in (9, 20):
+        priors, values = Evaluator(net, "cpu")(*random_inputs(rng, cfg, 2, size))
+        assert priors.shape == (2, size * size) and values.shape == (2,)
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+    old = ModelConfig.preset("tiny", 15, arch="kata").to_dict()
+    del old["global_pooling"]  # a file from before the option: pooled, as it was trained
+    assert ModelConfig.from_dict(old).global_pooling
+    with pytest.raises(ValueError, match="only in a 'kata' network"):
+        ModelConfig.preset("tiny", 15, global_pooling=False)
 
 
 def test_one_set_of_weights_plays_every_board_from_9_to_22(kata, rng):

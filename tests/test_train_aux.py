@@ -200,3 +200,11 @@ def test_the_targets_need_a_network_with_heads(flag):
     assert getattr(TrainConfig(model_arch="kata", **{flag: 0.15}), flag) == 0.15
     with pytest.raises(ConfigError, match="--policy-surprise"):
         TrainConfig(policy_surprise=1.5)
+
+
+def test_global_pooling_is_turned_off_only_in_a_kata_network():
+    assert TrainConfig(model_arch="kata", model_global_pooling=0).model_global_pooling == 0
+    with pytest.raises(ConfigError, match="--model-global-pooling: .*--model-arch kata"):
+        TrainConfig(model_global_pooling=0)
+    with pytest.raises(ConfigError, match="--model-global-pooling: must be 1 \\(on\\) or 0"):
+        TrainConfig(model_arch="kata", model_global_pooling=2)

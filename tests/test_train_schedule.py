@@ -120,13 +120,14 @@ def test_a_run_directory_from_before_these_settings_resumes(tmp_path):
     run = tmp_path / "run"
     new = {"model_arch", "board_sizes", "rules", "variant_mix", "aux_reply_weight", "soft_policy_weight",
            "soft_policy_temperature", "short_value_weight", "policy_surprise", "lr_drop_share",
-           "lr_drop_factor", "ema_decay"}
+           "lr_drop_factor", "ema_decay", "model_global_pooling"}
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k not in new}))
     for path in (run / "checkpoints").glob("*.pt"):
         state = torch.load(path, weights_only=False)
         state["config"] = {k: v for k, v in state["config"].items() if k not in new}
         state["model_config"].pop("arch")
+        state["model_config"].pop("global_pooling")
         torch.save(state, path)
     with np.load(run / "replay.npz") as data:
         old = {k: data[k] for k in data.files if k not in ("reply", "short_value", "rule")}

@@ -48,7 +48,11 @@ class ModelConfig:
     ``vcf_plane_budget`` > 0: the network also reads the two VCF planes, proved by the solver
     within that many nodes (:func:`alphagomoku.game.vcf.write_vcf_planes`); everything that
     makes its inputs takes the budget from here. 0, the default and every older model, means
-    no such planes."""
+    no such planes.
+
+    ``global_pooling`` (``"kata"`` only): the tower's pooled branches and the policy head's
+    pooled bias. Without them the value head still pools, as it must to play every size; the
+    option exists to measure what the pooling is worth."""
 
     blocks: int
     channels: int
@@ -58,12 +62,18 @@ class ModelConfig:
     value_hidden: int = 64
     vcf_plane_budget: int = 0
     arch: str = "az"
+    global_pooling: bool = True
 
     def __post_init__(self):
         if self.height == 0:
             object.__setattr__(self, "height", self.width)
         if self.arch not in ARCHS:
             raise ValueError(f"model arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if not isinstance(self.global_pooling, bool):
+            raise ValueError(f"model global_pooling must be true or false, got {self.global_pooling!r}")
+        if not self.global_pooling and self.arch != "kata":
+            raise ValueError("global_pooling can be turned off only in a 'kata' network "
+                             "(an 'az' network has none)")
         v = non_negative_int("model vcf_plane_budget", self.vcf_plane_budget)
         object.__setattr__(self, "vcf_plane_budget", v)
         want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
@@ -86,14 +96,15 @@ class ModelConfig:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def preset(cls, name: str, width: int = 15, height: int | None = None,
-               vcf_plane_budget: int = 0, arch: str = "az") -> "ModelConfig":
+               vcf_plane_budget: int = 0, arch: str = "az",
+               global_pooling: bool = True) -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
         blocks, channels, value_hidden = PRESETS[name]
         return cls(blocks=blocks, channels=channels, width=width,
                    height=width if height is None else height, value_hidden=value_hidden,
-                   vcf_plane_budget=vcf_plane_budget, arch=arch)
+                   vcf_plane_budget=vcf_plane_budget, arch=arch, global_pooling=global_pooling)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -164,7 +175,7 @@ class ModelConfig:
     def pools_in_block(self, i: int) -> bool:
         """Whether block ``i`` of a ``"kata"`` tower has the global pooling branch: every third
         block from the second, as KataGo spreads them through its tower."""
-        return i % 3 == 1
+        return self.global_pooling and i % 3 == 1
 
     # -- size -----------------------------------------------------------------------------------
     @property
@@ -176,7 +187,7 @@ class ModelConfig:
         """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes);
         ``b6c64 kata 15x15`` for a network that plays every board (trained on 15x15)."""
         vcf = f" +vcf{self.vcf_plane_budget}" if self.vcf_plane_budget else ""
-        arch = " kata" if self.arch == "kata" else ""
+        arch = (" kata" if self.global_pooling else " kata-nopool") if self.arch == "kata" else ""
         return f"b{self.blocks}c{self.channels}{arch} {self.width}x{self.height}{vcf}"
 
     def _layers(self) -> tuple[int, list[int]]:
@@ -199,7 +210,9 @@ class ModelConfig:
             params += conv_bn(c, c, 3) + conv_bn(c, c, 3)
             if self.pools_in_block(i):
                 params += conv_bn(c, g, 3) + 3 * g * c + c
-        params += conv_bn(c, k, 1) + conv_bn(c, k, 1) + 3 * k * k + k + POLICY_OUTPUTS * k
+        params += conv_bn(c, k, 1) + POLICY_OUTPUTS * k
+        if self.global_pooling:
+            params += conv_bn(c, k, 1) + 3 * k * k + k
         params += conv_bn(c, k, 1) + (3 * k + 1) * hid + (hid + 1) * 2
         return params, norms
 

@@ -140,8 +140,9 @@ class KataNet(PolicyValueNet):
             GlobalPoolBlock(c, g) if config.pools_in_block(i) else ResidualBlock(c)
             for i in range(config.blocks)))
         self.policy_conv = _ConvBN(c, k, 1)
-        self.policy_pool_conv = _ConvBN(c, k, 1)
-        self.policy_pool_fc = nn.Linear(3 * k, k)
+        if config.global_pooling:
+            self.policy_pool_conv = _ConvBN(c, k, 1)
+            self.policy_pool_fc = nn.Linear(3 * k, k)
         self.policy_out = nn.Conv2d(k, POLICY_OUTPUTS, 1, bias=False)
         self.value_conv = _ConvBN(c, k, 1)
         self.value_fc1 = nn.Linear(3 * k, config.value_hidden)
@@ -154,8 +155,11 @@ class KataNet(PolicyValueNet):
         flag rather than a second method, so that a DDP or compiled wrapper passes it through."""
         self._check_input(x)
         h = self.tower(F.relu(self.stem(x)))
-        g = global_pool(F.relu(self.policy_pool_conv(h)))
-        p = F.relu(self.policy_conv(h) + self.policy_pool_fc(g)[:, :, None, None])
+        p = self.policy_conv(h)
+        if self.config.global_pooling:
+            g = global_pool(F.relu(self.policy_pool_conv(h)))
+            p = p + self.policy_pool_fc(g)[:, :, None, None]
+        p = F.relu(p)
         logits = self.policy_out(p)
         v = global_pool(F.relu(self.value_conv(h)))
         values = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))))

@@ -26,6 +26,8 @@ _HELP = {
     "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
                   "(KataGo's: global pooling, convolutional policy head, plays every board size "
                   "and reads the rule)",
+    "model_global_pooling": "kata networks: 1 gives some tower blocks and the policy head KataGo's "
+                            "pooled branch, 0 leaves it out (the value head pools either way)",
     "variant_mix": "instead of --board-sizes and --rules, whose every pair is played: the pairs "
                    "themselves, SIZE/RULE[:WEIGHT], e.g. 15/freestyle:3,20/freestyle,15/renju",
     "device": "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",

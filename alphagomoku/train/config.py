@@ -37,6 +37,7 @@ class TrainConfig:
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
+    model_global_pooling: int = 1     # kata: 1 pooled branches in the tower and policy head, 0 none
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
@@ -147,6 +148,10 @@ class TrainConfig:
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
+        need(self.model_global_pooling in (0, 1), "model_global_pooling",
+             f"must be 1 (on) or 0 (off), got {self.model_global_pooling}")
+        need(self.model_global_pooling == 1 or self.model_arch == "kata", "model_global_pooling",
+             "only a kata network has global pooling to turn off: add --model-arch kata")
         flags = "--variant-mix" if self.variant_mix else "--board-sizes/--rules"
         try:
             mix = self.variants

@@ -56,7 +56,7 @@ from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch", "model_global_pooling",
                     "vcf_plane_budget")
 
 
@@ -73,7 +73,8 @@ class Trainer:
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
                                                vcf_plane_budget=cfg.vcf_plane_budget,
-                                               arch=cfg.model_arch)
+                                               arch=cfg.model_arch,
+                                               global_pooling=bool(cfg.model_global_pooling))
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
