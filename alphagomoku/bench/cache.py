@@ -68,7 +68,8 @@ def run(args) -> dict:
         raise UsageError(str(e)) from None
     model = _load(path)
     cfg = dataclasses.replace(cfg, board_size=model.config.width,
-                              vcf_plane_budget=model.config.vcf_plane_budget)
+                              vcf_plane_budget=model.config.vcf_plane_budget,
+                              model_arch=model.config.arch)
     torch.set_num_threads(1)  # as in a CPU self-play worker
     spec = worker_spec(cfg, select_device("cpu"))
     out: dict = {"model": path, "recipe": args.recipe,

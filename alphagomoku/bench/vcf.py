@@ -346,7 +346,8 @@ def run(args) -> dict:
                  "leaf_budget": leaf, "root_budget": root}
 
     base = SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25,
-                        vcf_plane_budget=model.config.vcf_plane_budget)
+                        vcf_plane_budget=model.config.vcf_plane_budget,
+                        rule_planes=model.config.rule_planes)
     rec_off, off = _selfplay(model, game, base.replace(vcf_leaf_budget=0, vcf_root_budget=0),
                              args.selfplay_games, args.seed)
     rec_on, on = _selfplay(model, game, base.replace(vcf_leaf_budget=leaf, vcf_root_budget=root),
