@@ -162,6 +162,9 @@ class GameTask:
 
 
 def _worker_init() -> None:
+    from alphagomoku.parent_watch import exit_with_parent
+
+    exit_with_parent()
     # Several workers share the cores: one BLAS/torch thread each (set before torch loads).
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"

@@ -17,6 +17,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from alphagomoku.game.config import GameConfig
+from alphagomoku.parent_watch import exit_with_parent
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def init_worker(counter, registry, spec: WorkerSpec) -> None:
     global _STATE
     # Ctrl-C goes to the whole process group; the parent alone decides how to stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent()
     with counter.get_lock():
         index = counter.value
         counter.value += 1
