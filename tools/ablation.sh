@@ -85,7 +85,7 @@ for name in names:
     e = r["elo_paired"]
     side = lambda s: f"{s['wins']}-{s['draws']}-{s['losses']}"
     rows.append(f"| {name} | {r['wins']}-{r['draws']}-{r['losses']} | {r['score']:.3f} | "
-                f"{e['elo']:+.0f} [{e['lower']:+.0f}, {e['upper']:+.0f}] | "
+                f"{round(e['elo']) or 0:+d} [{round(e['lower']) or 0:+d}, {round(e['upper']) or 0:+d}] | "
                 f"{side(r['a_as_black'])} | {side(r['a_as_white'])} |")
 (out / "table.md").write_text("\n".join(rows) + "\n")
 print("\n".join(rows))
