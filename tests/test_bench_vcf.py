@@ -219,13 +219,12 @@ def test_balanced_openings_are_distinct_and_the_model_must_fit_the_board(tmp_pat
     import pytest
 
     from alphagomoku.eval.arena import balanced_openings
-    from alphagomoku.eval.specs import DEFAULT_MODEL, FREESTYLE15_MODEL
+    from alphagomoku.eval.specs import DEFAULT_MODEL
     from alphagomoku.game import GameConfig, Position
 
-    for game in (GameConfig(width=15), GameConfig(width=20), GameConfig(width=15, rule="renju")):
-        openings = balanced_openings(str(DEFAULT_MODEL), game, 4, seed=1)
-        assert len(set(openings)) == 4
-        for moves in openings:
-            assert 2 <= len(moves) <= 6 and not Position.from_moves(moves, game).is_over
+    openings = balanced_openings(str(DEFAULT_MODEL), GameConfig(width=15), 4, seed=1)
+    assert len(set(openings)) == 4
+    for moves in openings:
+        assert 2 <= len(moves) <= 6 and not Position.from_moves(moves, GameConfig(width=15)).is_over
     with pytest.raises(ValueError, match="plays 15x15 boards, not 9x9"):
-        balanced_openings(str(FREESTYLE15_MODEL), GameConfig(width=9), 2)
+        balanced_openings(str(DEFAULT_MODEL), GameConfig(width=9), 2)

@@ -129,7 +129,7 @@ def test_play_script_rejects_bad_arguments():
 
 
 def test_evaluate_script_plays_balanced_openings(tmp_path):
-    from alphagomoku.eval.specs import DEFAULT_MODEL, FREESTYLE15_MODEL
+    from alphagomoku.eval.specs import DEFAULT_MODEL
 
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
                    "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL), "--out",
@@ -139,8 +139,7 @@ def test_evaluate_script_plays_balanced_openings(tmp_path):
               for line in f.read_text().splitlines() if line.startswith("opening:")}
     assert len(stones) == 1 and 2 <= stones.pop() <= 6  # one opening, played with each colour
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
-                   "--board-size", "9", "--workers", "0", "--balanced-openings",
-                   str(FREESTYLE15_MODEL))
+                   "--board-size", "9", "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL))
     assert r.returncode == 1 and "plays 15x15 boards, not 9x9" in r.stderr
 
 

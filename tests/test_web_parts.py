@@ -69,12 +69,3 @@ def test_mistakes_are_the_largest_drops_for_the_mover():
     assert [m["ply"] for m in found] == [6, 3]  # white's 0.7 loss first, then black's 0.3
     assert found[0]["loss"] == pytest.approx(0.7) and found[1]["loss"] == pytest.approx(0.3)
     assert views.mistakes({0: 0.0}, moves, str) == []
-
-
-def test_without_a_model_the_page_offers_both_shipped_networks():
-    from alphagomoku.web.models import Catalog
-
-    catalog = Catalog.build()
-    assert list(catalog.entries) == ["shipped", "freestyle 15x15"]
-    assert catalog.default == "shipped"
-    assert catalog.entries["freestyle 15x15"].path.stem == "freestyle15"

@@ -25,13 +25,9 @@ from pathlib import Path
 
 import alphagomoku
 
-# The shipped network: one fully convolutional network for every board and rule Gomocup plays.
 DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 # The same network as an ONNX file (nn/onnx_file.py), for the engine: it runs without torch.
 DEFAULT_ONNX = DEFAULT_MODEL.with_suffix(".onnx")
-# A second network, shipped to compare with and to climb past: 15x15 freestyle only (dense
-# heads), from the one-hour CPU recipe.
-FREESTYLE15_MODEL = DEFAULT_MODEL.with_name("freestyle15.pt")
 # Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
 # the usual move times the budget, not this number, decides), and a tree of a few hundred MB at
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).

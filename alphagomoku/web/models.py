@@ -54,19 +54,16 @@ class ModelEntry:
     note: str = ""
 
 
-def shipped_model_path(weights: Path | None = None) -> Path | None:
-    """A shipped network (the default one unless ``weights`` names another): its ONNX file
-    where onnxruntime can run it, as the engine does, else its weights, or None when the package
-    ships none."""
+def default_model_path() -> Path | None:
+    """The shipped network (its ONNX file where onnxruntime can run it, as the engine does),
+    or None when the package ships none."""
     import importlib.util
 
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX
 
-    weights = weights or DEFAULT_MODEL
-    onnx = weights.with_suffix(".onnx")
-    if onnx.is_file() and importlib.util.find_spec("onnxruntime"):
-        return onnx
-    return weights if weights.is_file() else None
+    if DEFAULT_ONNX.is_file() and importlib.util.find_spec("onnxruntime"):
+        return DEFAULT_ONNX
+    return DEFAULT_MODEL if DEFAULT_MODEL.is_file() else None
 
 
 def run_models(run_dir: Path) -> list[ModelEntry]:
@@ -111,15 +108,9 @@ class Catalog:
         if run_dir is not None:
             entries.extend(run_models(Path(run_dir)))
         if not entries:
-            from alphagomoku.eval.specs import FREESTYLE15_MODEL
-
-            shipped = shipped_model_path()
+            shipped = default_model_path()
             if shipped is not None:
                 entries.append(ModelEntry("shipped", shipped, "the model shipped with the package"))
-            freestyle = shipped_model_path(FREESTYLE15_MODEL)
-            if freestyle is not None:
-                entries.append(ModelEntry("freestyle 15x15", freestyle,
-                                          "the shipped 15x15 freestyle model, to compare with"))
         return cls(entries)
 
     @property
