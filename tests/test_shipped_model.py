@@ -1,20 +1,18 @@
-"""The shipped model (alphagomoku/assets/default.pt) on probe positions: where its prior looks
-after a quiet opening, and three tactics it must get right with a short search."""
+"""The shipped models (alphagomoku/assets) on probe positions: where the prior looks after a
+quiet opening, and three tactics a short search must get right. The default network on its
+15x15 freestyle board; the all-rules one on each Gomocup setting."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.mcts import search, search_config
 from alphagomoku.nn import Evaluator
 from alphagomoku.nn.io import load_model
 
-MODEL = Path(__file__).resolve().parents[1] / "alphagomoku" / "assets" / "default.pt"
-GAME = GameConfig(width=15)
 SHORT_SEARCH = 200  # simulations: "a short search"
 
 # Each probe: an ASCII board (X black, O white; black has as many stones as white, so black is
@@ -83,53 +81,94 @@ ANSWER_FOUR = """
 ANSWER_FOUR_MOVE = "k10"
 
 
-@pytest.fixture(scope="module")
-def evaluator():
-    return Evaluator(load_model(MODEL, device="cpu"), "cpu")
+# (model, game) pairs: the default network on its board, the all-rules one on the four settings
+# Gomocup plays.
+SETTINGS = [
+    (DEFAULT_MODEL, GameConfig(width=15)),
+    (ALL_RULES_MODEL, GameConfig(width=15)),
+    (ALL_RULES_MODEL, GameConfig(width=20)),
+    (ALL_RULES_MODEL, GameConfig(width=15, rule="standard")),
+    (ALL_RULES_MODEL, GameConfig(width=15, rule="renju")),
+]
+SETTING_IDS = [f"{m.stem}-{g.width}-{g.rule}" for m, g in SETTINGS]
+
+_evaluators: dict = {}
 
 
-def chebyshev(a: int, b: int) -> int:
-    return max(abs(a % 15 - b % 15), abs(a // 15 - b // 15))
+def evaluator_for(model):
+    if model not in _evaluators:
+        _evaluators[model] = Evaluator(load_model(model, device="cpu"), "cpu")
+    return _evaluators[model]
 
 
-def test_quiet_opening_prior_stays_near_the_stones(evaluator):
-    pos = Position.from_moves(["g8", "f8", "j9", "f7"], GAME)
-    planes = pos.planes(evaluator.config.vcf_plane_budget)  # the inputs it was trained on
+def on_board(picture: str, game: GameConfig) -> Position:
+    """The 15x15 picture on ``game``'s board, its stones on the same named points (the extra
+    rows above, the extra columns to the right)."""
+    rows = [line.split()[1:] for line in picture.strip().splitlines()[1:]]
+    extra = game.width - len(rows)
+    grid = [["."] * game.width for _ in range(extra)] + [r + ["."] * extra for r in rows]
+    text = "\n".join(" ".join(r) for r in grid)
+    return Position.from_picture(text, game)
+
+
+def chebyshev(a: int, b: int, width: int) -> int:
+    return max(abs(a % width - b % width), abs(a // width - b // width))
+
+
+# Settings where the all-rules network's prior is still close to uniform in a quiet opening
+# (docs/benchmarks.md, "The shipped models"): each had a sixth of its self-play. Strict, so
+# that a network which learns them fails here until it is listed no longer.
+FLAT_PRIOR = {"all-rules-20-freestyle", "all-rules-15-standard"}
+
+
+@pytest.mark.parametrize("model, game", [
+    pytest.param(m, g, id=i, marks=pytest.mark.xfail(strict=True, reason="a flat prior: too "
+                                                      "little training on this setting"))
+    if i in FLAT_PRIOR else pytest.param(m, g, id=i)
+    for (m, g), i in zip(SETTINGS, SETTING_IDS)])
+def test_quiet_opening_prior_stays_near_the_stones(model, game):
+    evaluator = evaluator_for(model)
+    pos = Position.from_moves(["g8", "f8", "j9", "f7"], game)
+    planes = pos.planes(evaluator.config.vcf_plane_budget, evaluator.config.rule_planes)
     priors, _ = evaluator(planes[None], pos.legal_mask()[None])
     top = int(np.argmax(priors[0]))
     stones = np.flatnonzero(pos.board)
-    assert min(chebyshev(top, int(s)) for s in stones) <= 2, pos.name(top)
-    # Not the near-uniform prior of an untrained network (uniform: log 221 = 5.40 nats).
+    assert min(chebyshev(top, int(s), game.width) for s in stones) <= 2, pos.name(top)
+    # Not the near-uniform prior of an untrained network: 0.4 nats below the uniform (5.40 nats
+    # over 221 points on 15x15).
     p = priors[0][priors[0] > 0]
-    assert -(p * np.log(p)).sum() < 5.0
+    assert -(p * np.log(p)).sum() < np.log(len(p)) - 0.4
 
 
+@pytest.mark.parametrize("model, game", SETTINGS, ids=SETTING_IDS)
 @pytest.mark.parametrize("picture, good", [
     (BLOCK_OPEN_THREE, BLOCKS),
     (FOUR_THREE, {FOUR_THREE_MOVE}),
     (ANSWER_FOUR, {ANSWER_FOUR_MOVE}),
 ], ids=["block-open-three", "make-four-three", "answer-four"])
-def test_short_search_plays_the_tactic(evaluator, picture, good):
-    pos = Position.from_picture(picture, GAME)
+def test_short_search_plays_the_tactic(model, game, picture, good):
+    # Each good move is legal for black under every rule here (a four-three is no foul in renju).
+    pos = on_board(picture, game)
     assert pos.to_move == 1  # black
-    result = search(pos, evaluator, search_config(num_simulations=SHORT_SEARCH), seed=0)
+    result = search(pos, evaluator_for(model), search_config(num_simulations=SHORT_SEARCH), seed=0)
     assert pos.name(result.best_move) in good, (pos.name(result.best_move), good)
 
 
-def test_the_shipped_onnx_file_is_the_shipped_weights():
-    """The engine plays default.onnx (nn/onnx_file.py); it must be default.pt exported, with
-    its config. After a new default.pt: python -m alphagomoku.nn.onnx_file
+@pytest.mark.parametrize("model", [DEFAULT_MODEL, ALL_RULES_MODEL], ids=lambda m: m.stem)
+def test_each_shipped_onnx_file_is_its_weights(model):
+    """The engine plays the ONNX file (nn/onnx_file.py); it must be the weights exported, with
+    their config. After new weights: python -m alphagomoku.nn.onnx_file
     alphagomoku/assets/default.pt alphagomoku/assets/default.onnx"""
     from alphagomoku.nn.onnx_file import read_onnx_file
 
-    model = load_model(MODEL)
-    network = read_onnx_file(MODEL.with_suffix(".onnx"))
-    assert network.config == model.config
+    weights = load_model(model)
+    network = read_onnx_file(model.with_suffix(".onnx"))
+    assert network.config == weights.config
     rng = np.random.default_rng(0)
-    cfg = model.config
+    cfg = weights.config
     planes = (rng.random((16, cfg.num_planes, cfg.height, cfg.width)) < 0.2).astype(np.float32)
     legal = rng.random((16, cfg.area)) < 0.8
-    want_p, want_v = Evaluator(model, "cpu")(planes, legal)
+    want_p, want_v = Evaluator(weights, "cpu")(planes, legal)
     got_p, got_v = network(planes, legal)
     np.testing.assert_allclose(got_p, want_p, atol=1e-5)
     np.testing.assert_allclose(got_v, want_v, atol=1e-5)
