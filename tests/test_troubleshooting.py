@@ -474,17 +474,22 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
     assert {"scripts/train.py", "scripts/check_device.py", "scripts/benchmark.py", "pbrain-alphagomoku"} <= seen
 
 
-def test_the_cuda_check_script_runs_commands_the_scripts_accept():
-    """tools/cuda_check.sh runs on a GPU machine, never in CI: its commands are parsed here."""
-    text = (ROOT / "tools" / "cuda_check.sh").read_text().replace("\\\n", " ")
-    assert subprocess.run(["bash", "-n", str(ROOT / "tools" / "cuda_check.sh")]).returncode == 0
+@pytest.mark.parametrize("script, steps_expected", [("cuda_check.sh", 12),
+                                                     ("gpu_selfplay_check.sh", 7)])
+def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected):
+    """The tools/ scripts run on a GPU machine, never in CI: their commands are parsed here."""
+    path = ROOT / "tools" / script
+    text = path.read_text().replace("\\\n", " ")
+    assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     parsers, steps = _parsers(), 0
     for line in text.splitlines():
         line = line.strip()   # the steps inside the loop over presets too
         if not line.startswith("step "):
             continue
         line = line.replace("${preset}", "tiny").replace("$preset", "tiny")
-        words = shlex.split(line.replace('"$DEVICE"', "cuda").replace("$WORK", "/tmp/w"))
+        line = line.replace('"$WORKERS"', "8").replace("$((2 * WORKERS))", "16")
+        words = shlex.split(line.replace('"$DEVICE"', "cuda").replace("$WORK", "/tmp/w")
+                            .replace('"$GAMES"', "256"))
         if "pytest" in words:  # the gpu-marked tests: pytest's own flags
             assert "-m" in words and "gpu" in words, line
             continue
@@ -493,11 +498,11 @@ def test_the_cuda_check_script_runs_commands_the_scripts_accept():
         try:
             args = parsers[program].parse_args(argv)
         except SystemExit:
-            pytest.fail(f"tools/cuda_check.sh: {program} rejects {' '.join(argv)}")
+            pytest.fail(f"tools/{script}: {program} rejects {' '.join(argv)}")
         if program == "scripts/train.py" and not args.resume:
             cli.resolve_config(args)  # the values are valid too
         steps += 1
-    assert steps == 12
+    assert steps == steps_expected
 
 
 # Flags of other programs that the pages mention (pip, torchrun, ray).

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Self-play on one GPU against the same network's raw forward rate, the old default beside the
+# new in one run (docs/gpu-selfplay.md#on-a-gpu), sized for a ten-minute lease:
+#   1. the gpu-marked tests (CUDA graphs, pinned submit): if they fail, what follows measures a
+#      broken path;
+#   2. the raw forward rate of tiny and small at batch 16 to 1,024, fp32 and mixed precision;
+#   3. self-play at $WORKERS workers (default 8) for each preset: the old default (the recipe's
+#      64 games a worker, one batch in flight, eager calls), the new one ($GAMES games a worker,
+#      default 256, in two groups, CUDA graphs), then the steps that say where the gain comes
+#      from (fp32; two groups and graphs at 64 games; twice the workers).
+# The steps run in that order, each with its own limit, and a step that would end after
+# $DEADLINE seconds (default 540) is left out and said so: a short lease still gets the figures
+# that matter most. The search kernels compile in the background while the network is timed.
+# Logs (with the JSON) go to $OUT (default runs/gpu-selfplay), one file a step.
+#   bash tools/gpu_selfplay_check.sh [DEVICE]   DEVICE: cuda (the default), or cpu to rehearse;
+#   PY=.venv/bin/python picks the interpreter (default python3).
+set -u
+DEVICE=${1:-cuda}
+OUT=${OUT:-runs/gpu-selfplay}
+PY=${PY:-python3}
+WORKERS=${WORKERS:-8}
+GAMES=${GAMES:-256}
+DEADLINE=${DEADLINE:-540}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+status=0
+
+step() {  # step NAME SECONDS COMMAND...: run with a limit unless it would pass the deadline
+    local name=$1 limit=$2; shift 2
+    if [ $((SECONDS + limit)) -gt "$DEADLINE" ]; then
+        echo "== $name: left out (${limit} s would pass the ${DEADLINE} s deadline at ${SECONDS} s)"
+        return
+    fi
+    local t0=$SECONDS
+    echo "== $name: $*"
+    timeout --kill-after 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc after $((SECONDS - t0)) s"
+    tail -n 4 "$OUT/$name.log"
+    [ $rc -eq 0 ] || status=1
+}
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
+$PY -c "import sys, torch, numba, numpy; print('python', sys.version.split()[0], '| torch',
+torch.__version__, '| cuda', torch.version.cuda, '| numba', numba.__version__, '| numpy',
+numpy.__version__)"
+$PY -m alphagomoku.compile_kernels >"$OUT/compile.log" 2>&1 &
+compiling=$!
+
+step gpu_tests 120 $PY -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_nn_graphs.py
+step nn_fp32 60 $PY scripts/benchmark.py nn --device "$DEVICE" --presets tiny,small --amp off \
+    --threads all --batch-sizes 16,64,128,1024 --seconds 0.5 --json
+step nn_amp 60 $PY scripts/benchmark.py nn --device "$DEVICE" --presets tiny,small --amp on \
+    --threads all --batch-sizes 16,64,128,1024 --seconds 0.5 --json
+wait $compiling || { echo "== compile: failed"; tail -n 20 "$OUT/compile.log"; status=1; }
+for preset in tiny small; do
+    step "${preset}_old" 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset "$preset" \
+        --workers "$WORKERS" --repeats 1 --groups 1 --graphs off --json
+    step "${preset}_new" 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset "$preset" \
+        --workers "$WORKERS" --repeats 1 --groups 2 --games-per-worker "$GAMES" \
+        --games-at-once "$GAMES" --json
+done
+step small_new_fp32 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset small \
+    --workers "$WORKERS" --repeats 1 --groups 2 --games-per-worker "$GAMES" \
+    --games-at-once "$GAMES" --amp off --json
+step tiny_groups_only 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" --preset tiny \
+    --workers "$WORKERS" --repeats 1 --groups 2 --json
+step tiny_new_twice_the_workers 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+    --preset tiny --workers $((2 * WORKERS)) --repeats 1 --groups 2 --games-per-worker "$GAMES" \
+    --games-at-once "$GAMES" --json
+exit $status
