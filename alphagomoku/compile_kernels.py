@@ -10,7 +10,8 @@ It drives the same paths the entry points take, rather than listing kernels by n
 kernel added to one of those paths is compiled here without anyone remembering to add it:
 self-play (the general gather / evaluate / back-up search), the Gomocup engine's player on the
 shipped model (both search modes, the VCF and VCT solvers, the VCF input planes) and pure MCTS
-(random playouts, the engine's player for board sizes the model does not play).
+(random playouts, the player on board sizes a network given to the engine or the web page does
+not play).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
 from alphagomoku.game import GameConfig, Position
 
 
@@ -248,7 +249,9 @@ def test_eval_cache_flag_sizes_the_network_players_cache(flags, size):
     from alphagomoku.eval.players import PLAYER_EVAL_CACHE
 
     player, _ = player_factory(build_parser().parse_args(["--no-tactics", *flags]))()
-    assert player.primary.eval_cache == (PLAYER_EVAL_CACHE if size is None else size)
+    expected = PLAYER_EVAL_CACHE if size is None else size
+    assert player.primary.eval_cache == expected
+    assert player.fallback.primary.eval_cache == expected  # the all-rules network's too
     assert f"default {PLAYER_EVAL_CACHE}" in " ".join(build_parser().format_help().split())
 
 

@@ -56,7 +56,7 @@ def talk(engine, out, *lines):
 def test_budget_follows_info_timeout_turn_and_time_left():
     player = Recorder()
     engine, out = make_engine(player)
-    assert talk(engine, out, "START 9") == ["MESSAGE hello", "OK"]
+    assert talk(engine, out, "START 9") == ["MESSAGE hello", "MESSAGE player: recorder", "OK"]
     talk(engine, out, "INFO timeout_turn 1000", "BEGIN")
     assert player.budgets[-1] == pytest.approx(TimeControl(1000).budget_s(80))
     assert 0.5 < player.budgets[-1] < 0.9  # a reserve kept back from the 1 s limit
@@ -133,6 +133,7 @@ def test_info_max_memory_gives_the_searches_the_limit_less_what_the_engine_holds
     # Sent before START (the protocol allows it), the limit applies once the player is ready.
     assert talk(engine, out, f"INFO max_memory {350 * MB}") == []
     assert talk(engine, out, "START 9") == [
+        "MESSAGE player: recorder",
         "MESSAGE max_memory 350 MB: 200 MB held before searching, 115 MB for the search trees "
         "and cache", "OK"]
     assert inner.memory_bytes == int(350 * MB * 0.9) - 200 * MB
@@ -188,7 +189,7 @@ def test_end_stops_the_loop_and_closes_the_player():
     lines = io.StringIO("START 9\nEND\nABOUT\n")
     engine.run(lines.readline)
     assert player.closed and not engine.running
-    assert out == ["MESSAGE hello", "OK"]  # nothing after END
+    assert out == ["MESSAGE hello", "MESSAGE player: recorder", "OK"]  # nothing after END
 
 
 def test_board_gives_the_engine_the_right_colour():

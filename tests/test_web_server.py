@@ -31,7 +31,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from alphagomoku.game import Position  # noqa: E402
+from alphagomoku.game import GameConfig, Position  # noqa: E402
 from alphagomoku.records import GameRecord, psq_text  # noqa: E402
 from alphagomoku.web.app import create_app  # noqa: E402
 from alphagomoku.web.models import Catalog, ModelEntry  # noqa: E402
@@ -464,3 +464,14 @@ def test_the_command_refuses_a_missing_model(capsys, tmp_path):
     assert main(["--model", str(tmp_path / "nope.pt")]) == 2
     assert "no file at" in capsys.readouterr().err
     assert main(["--run-dir", str(tmp_path / "nope")]) == 2
+
+
+def test_without_a_model_the_page_offers_the_shipped_networks_and_all_rules_plays_20x20():
+    from alphagomoku.web.models import WebPlayer
+
+    catalog = Catalog.build()
+    assert list(catalog.entries) == ["shipped", "all-rules"]
+    entry = catalog.entries["all-rules"]
+    player = WebPlayer(entry, source=catalog.runnable(entry))
+    player.prepare(GameConfig(width=20, height=20, rule="renju"))
+    assert player.uses_network and player.supports() == "all-rules (network)"

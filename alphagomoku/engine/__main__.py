@@ -63,27 +63,61 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def default_network(args) -> Path:
-    """The shipped model's ONNX file where it can run (onnxruntime installed, the CPU allowed,
-    torch not asked for), so that the engine never imports torch and its memory. Else its
-    weights. ``--device auto`` takes the CPU even beside a GPU: at one position a call, ONNX
-    Runtime on one CPU thread runs this size of network faster than torch on a GPU
-    (docs/benchmarks.md, the CPU inference and GPU sections)."""
+def shipped_file(weights: Path, args) -> Path:
+    """The ONNX file beside a shipped network's ``weights`` where it can run (onnxruntime
+    installed, the CPU allowed, torch not asked for), so that the engine never imports torch and
+    its memory. Else the weights. ``--device auto`` takes the CPU even beside a GPU: at one
+    position a call, ONNX Runtime on one CPU thread runs this size of network faster than torch
+    on a GPU (docs/benchmarks.md, the CPU inference and GPU sections)."""
     import importlib.util
 
-    from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX
-
-    if (DEFAULT_ONNX.is_file() and args.inference_backend != "torch"
+    onnx = weights.with_suffix(".onnx")
+    if (onnx.is_file() and args.inference_backend != "torch"
             and args.device in ("auto", "cpu") and importlib.util.find_spec("onnxruntime")):
-        return DEFAULT_ONNX
-    return DEFAULT_MODEL
+        return onnx
+    return weights
+
+
+def default_network(args) -> Path:
+    """The shipped model's file the engine loads (:func:`shipped_file`)."""
+    from alphagomoku.eval.specs import DEFAULT_MODEL
+
+    return shipped_file(DEFAULT_MODEL, args)
+
+
+def _other_boards(args):
+    """``(player, words)`` for the boards the shipped model does not play: the all-rules
+    network on every board it plays, under the manager's rule, and pure MCTS beyond them."""
+    from alphagomoku.eval.players import BoardFallbackPlayer
+    from alphagomoku.eval.specs import ALL_RULES_MODEL, FALLBACK_PLAYOUTS, make_player
+
+    pure = make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed)
+    if not ALL_RULES_MODEL.is_file():
+        return pure, "pure MCTS plays any other board size"
+    spec = f"net:{shipped_file(ALL_RULES_MODEL, args)}"
+    if args.simulations:
+        spec = f"{spec}:{args.simulations}"
+    network = make_player(spec, seed=args.seed, device=args.device,
+                          backend=args.inference_backend, threads=args.threads)
+    return BoardFallbackPlayer(network, pure), (
+        f"the all-rules network plays the others ({network.model.config.boards_played}) under "
+        "the rule the manager sets, pure MCTS any board beyond")
+
+
+def _networks(player) -> list:
+    """The network players inside ``player`` (through board fall-backs)."""
+    from alphagomoku.eval.players import BoardFallbackPlayer, NetworkPlayer
+
+    if isinstance(player, BoardFallbackPlayer):
+        return _networks(player.primary) + _networks(player.fallback)
+    return [player] if isinstance(player, NetworkPlayer) else []
 
 
 def player_factory(args):
     """A function building ``(player, notes)`` from the parsed arguments, called at START."""
 
     def make():
-        from alphagomoku.eval.players import BoardFallbackPlayer, NetworkPlayer, TacticalPlayer
+        from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
         from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX, FALLBACK_PLAYOUTS, make_player
 
         notes = []
@@ -103,24 +137,24 @@ def player_factory(args):
                              backend=args.inference_backend, threads=args.threads)
         cfg = getattr(getattr(player, "model", None), "config", None)
         if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")) and not cfg.any_board:
-            # A model with dense heads knows one board size; other sizes get pure MCTS, not an
-            # ERROR.
-            player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed))
-            notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; pure MCTS plays any "
-                         "other board size")
+            # A model with dense heads knows one board size; the others get the all-rules
+            # network or pure MCTS, never an ERROR.
+            other, words = _other_boards(args)
+            player = BoardFallbackPlayer(player, other)
+            notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; {words}")
         elif cfg is not None and cfg.any_board:
             notes.append(f"the network plays {cfg.boards_played}"
                          + (", under the rule the manager sets" if cfg.rule_planes else ""))
-        network = player.primary if isinstance(player, BoardFallbackPlayer) else player
-        if isinstance(network, NetworkPlayer):
+        networks = _networks(player)
+        for network in networks:
             if args.eval_cache is not None:
                 network.eval_cache = args.eval_cache
-            runtime = type(network.evaluator).__name__ in ("OnnxEvaluator", "OnnxNetwork")
+        if networks:
+            runtime = type(networks[0].evaluator).__name__ in ("OnnxEvaluator", "OnnxNetwork")
             notes.append(f"network on {'ONNX Runtime' if runtime else 'torch'} "
-                         f"({network.device.device})")
+                         f"({networks[0].device.device})")
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
-        notes.append(f"player: {player.name}")
         if args.no_tactics:
             return player, notes
         return TacticalPlayer(player, vcf=not args.no_vcf,

@@ -85,6 +85,7 @@ class GomocupEngine:
         self.max_memory = 0  # bytes (INFO max_memory; 0: no limit)
         self._resident = resident
         self._held: int | None = None  # the process's memory once its player was ready
+        self._announced: str | None = None  # the player last named in a MESSAGE
         self.running = True
         self._board: list[tuple[int, int, int]] | None = None  # inside BOARD ... DONE
         self._board_errors: list[str] = []
@@ -144,6 +145,12 @@ class GomocupEngine:
             for note in notes:
                 self.send(f"MESSAGE {note}")
         self._reset_player(game)
+        # Which player answers can change with the board (a network that plays one size hands
+        # the others to another player): say so whenever it does.
+        playing = getattr(self.player, "inner", self.player).name
+        if playing != self._announced:
+            self.send(f"MESSAGE player: {playing}")
+            self._announced = playing
         if self._held is None:
             self._held = self._resident()  # the player built and warmed up, before any search
             if self.max_memory:

@@ -54,16 +54,27 @@ class ModelEntry:
     note: str = ""
 
 
+def shipped_path(weights: Path) -> Path | None:
+    """A network shipped with the package: its ONNX file where onnxruntime can run it (as the
+    engine does), else its weights; None when the package ships none."""
+    onnx = weights.with_suffix(".onnx")
+    if onnx.is_file() and importlib.util.find_spec("onnxruntime"):
+        return onnx
+    return weights if weights.is_file() else None
+
+
 def default_model_path() -> Path | None:
-    """The shipped network (its ONNX file where onnxruntime can run it, as the engine does),
-    or None when the package ships none."""
-    import importlib.util
+    """The shipped network (:func:`shipped_path`)."""
+    from alphagomoku.eval.specs import DEFAULT_MODEL
 
-    from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX
+    return shipped_path(DEFAULT_MODEL)
 
-    if DEFAULT_ONNX.is_file() and importlib.util.find_spec("onnxruntime"):
-        return DEFAULT_ONNX
-    return DEFAULT_MODEL if DEFAULT_MODEL.is_file() else None
+
+def shipped_all_rules_path() -> Path | None:
+    """The package's all-rules network (:func:`shipped_path`)."""
+    from alphagomoku.eval.specs import ALL_RULES_MODEL
+
+    return shipped_path(ALL_RULES_MODEL)
 
 
 def run_models(run_dir: Path) -> list[ModelEntry]:
@@ -111,6 +122,11 @@ class Catalog:
             shipped = default_model_path()
             if shipped is not None:
                 entries.append(ModelEntry("shipped", shipped, "the model shipped with the package"))
+            all_rules = shipped_all_rules_path()
+            if all_rules is not None:
+                entries.append(ModelEntry("all-rules", all_rules,
+                                          "every board and rule; weaker than the shipped model "
+                                          "on 15x15"))
         return cls(entries)
 
     @property
