@@ -71,21 +71,26 @@ def test_a_network_player_plays_an_onnx_file_on_the_cpu_only(written):
             NetworkPlayer(path, **kwargs)
 
 
-def test_the_engine_plays_the_shipped_model_without_importing_torch():
+def test_the_engine_plays_the_shipped_models_without_importing_torch():
+    """15x15 with the default network, 20x20 with the all-rules one: both from ONNX files."""
     code = """
 import sys
 from alphagomoku.engine.__main__ import build_parser, player_factory
 from alphagomoku.game import GameConfig, Position
 player, notes = player_factory(build_parser().parse_args(["--device", "cpu"]))()
-game = GameConfig(width=15)
-player.reset(game)
-player.choose(Position.from_moves(["h8", "h9", "j8"], game), 0.3)
-print(notes)
+names = []
+for size in (15, 20):
+    game = GameConfig(width=size)
+    player.reset(game)
+    names.append(player.inner.name)
+    player.choose(Position.from_moves(["h8", "h9", "j8"], game), 0.3)
+print(notes, names)
 print("torch" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    notes, torch_loaded = out.stdout.strip().splitlines()[-2:]
-    assert "default.onnx" in notes and "network on ONNX Runtime (cpu)" in notes
+    said, torch_loaded = out.stdout.strip().splitlines()[-2:]
+    assert "network on ONNX Runtime (cpu)" in said
+    assert 0 < said.index("default.onnx") < said.index("all-rules.onnx")  # 15x15, then 20x20
     assert torch_loaded == "False"
