@@ -189,7 +189,14 @@ def worker_check(request: str, parent: dev.DeviceChoice, timeout: float = WORKER
 
 # -- recommendation ---------------------------------------------------------------------------
 def recommend(choice: dev.DeviceChoice, info: dict) -> dict:
-    """Workers, preset and batch size for self-play on ``choice``, and why."""
+    """Workers, preset and batch size for self-play on ``choice``, and why; with the games an
+    epoch that give every worker a task of that many games (fewer would leave workers idle)."""
+    rec = _recommend(choice, info)
+    rec["selfplay_games"] = rec["workers"] * rec["batch_size"]
+    return rec
+
+
+def _recommend(choice: dev.DeviceChoice, info: dict) -> dict:
     cores = info["cpu_cores"]
     if choice.kind == "cuda":
         gpus = len(info["cuda_devices"])
@@ -278,7 +285,8 @@ def format_text(report: dict) -> str:
                       f"{rec['threads_per_worker']} torch thread(s) per worker",
                   f"  why: {rec['why']}",
                   f"  as flags: python scripts/train.py --device {rec['device']} --parallel-workers "
-                  f"{rec['workers']} --model-preset {rec['preset']} --games-per-task {rec['batch_size']}"]
+                  f"{rec['workers']} --model-preset {rec['preset']} --games-per-task {rec['batch_size']} "
+                  f"--selfplay-games {rec['selfplay_games']}"]
     failed = [c.name for c in report["checks"] if not c.ok]
     lines += ["", "RESULT: all checks passed" if not failed
               else f"RESULT: FAILED ({', '.join(failed)}); see the FAIL lines above"]

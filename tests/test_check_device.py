@@ -120,6 +120,19 @@ def test_recommendation_on_an_h100_takes_the_large_preset():
     assert rec["preset"] == "large" and rec["workers"] == 15
 
 
+def test_the_recommended_flags_give_every_worker_a_task():
+    from alphagomoku.train import cli
+
+    report = diag.run("cpu", presets=("tiny",), worker=False)
+    report["recommendation"] = diag.recommend(_choice("cpu", "x86", "cpu"), _info(8))
+    line = next(x for x in diag.format_text(report).splitlines() if "as flags:" in x)
+    argv = line.split("scripts/train.py", 1)[1].split()
+    cfg = cli.resolve_config(cli.build_parser().parse_args(argv))
+    assert cfg.selfplay_games >= cfg.parallel_workers * cfg.games_per_task
+    rec = diag.recommend(_choice("cuda", "H100", "cuda:0"), _info(16, [80 * 10**9]))
+    assert rec["selfplay_games"] == rec["workers"] * rec["batch_size"]
+
+
 def test_recommendation_on_a_cpu_uses_every_core_with_one_thread():
     rec = diag.recommend(_choice("cpu", "x86", "cpu"), _info(2))
     assert (rec["workers"], rec["threads_per_worker"], rec["preset"]) == (2, 1, "tiny")
