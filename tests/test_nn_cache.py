@@ -122,6 +122,34 @@ def test_the_legal_mask_is_part_of_the_key():
     assert len(net.seen) == 2 and priors[1, 0] == 0 and priors[0, 0] > 0
 
 
+def _keys_twin(planes, legal):
+    """The keys in plain numpy: the compiled packing's slow twin."""
+    n = len(planes)
+    flat = planes.reshape(n, -1)
+    if ((flat == 0) | (flat == 1)).all():
+        stones = np.packbits(flat != 0, axis=1)
+    else:
+        stones = np.ascontiguousarray(flat).view(np.uint8)
+    rows = np.concatenate([stones, np.packbits(legal.reshape(n, -1) != 0, axis=1)], axis=1)
+    return [row.tobytes() for row in rows]
+
+
+@pytest.mark.parametrize("shape", [(5, 7, 15, 15), (3, 9, 9, 9), (4, 5, 6, 7), (1, 2, 3, 3)])
+def test_the_compiled_keys_equal_the_numpy_ones(shape):
+    from alphagomoku.nn.cache_keys import keys
+
+    rng = np.random.default_rng(sum(shape))
+    n, area = shape[0], shape[2] * shape[3]
+    planes = (rng.random(shape) < 0.3).astype(np.float32)
+    legal = rng.random((n, area)) < 0.8
+    assert keys(planes, legal) == _keys_twin(planes, legal)
+    assert len(set(keys(planes, legal))) == len({p.tobytes() + m.tobytes()
+                                                  for p, m in zip(planes, legal)})
+    planes[-1, 0, 0, 0] = 0.5  # not a 0/1 plane: raw bytes, as the twin
+    assert keys(planes, legal) == _keys_twin(planes, legal)
+    assert keys(planes.astype(np.float64), legal) == _keys_twin(planes.astype(np.float64), legal)
+
+
 def test_an_empty_batch_passes_through():
     net = CountingNet()
     cache = EvaluationCache(net, capacity=10)

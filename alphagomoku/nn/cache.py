@@ -16,6 +16,7 @@ from collections import OrderedDict
 import numpy as np
 
 from alphagomoku.checks import positive_int
+from alphagomoku.nn.cache_keys import keys as position_keys
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 
 
@@ -68,7 +69,7 @@ class EvaluationCache:
         n = len(planes)
         if n == 0:
             return submit(self.evaluator, planes, legal)
-        keys = _keys(planes, legal)
+        keys = position_keys(planes, legal)
         answers = [self._answers.get(key) for key in keys]
         todo: dict[bytes, int] = {}  # a position to evaluate -> its first row in this batch
         for i, answer in enumerate(answers):
@@ -140,16 +141,3 @@ class _Part:
             self.values[self.asked] = new_values[self.source]
             self.done = True
         return self.priors, self.values
-
-
-def _keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:
-    """One exact key a position: its planes and legal mask as bits when the planes hold only
-    0 and 1 (every plane this project makes), else the planes' raw bytes."""
-    n = len(planes)
-    flat = planes.reshape(n, -1)
-    if ((flat == 0) | (flat == 1)).all():
-        stones = np.packbits(flat != 0, axis=1)
-    else:
-        stones = np.ascontiguousarray(flat).view(np.uint8)
-    rows = np.concatenate([stones, np.packbits(legal.reshape(n, -1) != 0, axis=1)], axis=1)
-    return [row.tobytes() for row in rows]

@@ -22,4 +22,4 @@ def _python_uniform(planes: np.ndarray, legal: np.ndarray):
 
 def compile_selfplay_kernels(game: GameConfig) -> None:
     play_games(_python_uniform, game, SearchConfig(num_simulations=2, dirichlet_eps=0.25),
-               SelfPlaySettings(games_at_once=1), num_games=1, seed=0)
+               SelfPlaySettings(games_at_once=1, eval_cache=64), num_games=1, seed=0)

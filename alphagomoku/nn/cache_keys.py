@@ -1,0 +1,69 @@
+"""The evaluation cache's keys, packed in one compiled pass.
+
+A key is a position's input planes and legal mask as bits: the planes' values (0 or 1 in every
+plane this project makes) one bit each, padded to a whole byte, then the legal mask likewise,
+in :func:`numpy.packbits` order (the first value is the high bit). Packing them with numpy took
+several passes over the planes a batch (a check that they are 0 or 1, the packing, a join), and
+on a fast device that cost more than the cache saved; this kernel reads each value once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from alphagomoku.numba_config import JIT
+
+
+@njit(**JIT)
+def _pack_row(values, out, start):
+    """Pack ``values`` (0/1 as any number type) into ``out[start:]``, eight a byte, high bit
+    first, the last byte padded with zeros; returns the next free byte."""
+    m = values.shape[0]
+    k = start
+    for base in range(0, m - m % 8, 8):
+        b = 0
+        for t in range(8):
+            b = (b << 1) | (values[base + t] != 0)
+        out[k] = b
+        k += 1
+    if m % 8:
+        b = 0
+        for t in range(m - m % 8, m):
+            b = (b << 1) | (values[t] != 0)
+        out[k] = b << (8 - m % 8)
+        k += 1
+    return k
+
+
+@njit(**JIT)
+def pack_keys(planes, legal, out):
+    """Pack row ``i`` of ``planes`` (n, m) and ``legal`` (n, a) into ``out[i]``, which holds
+    ceil(m / 8) + ceil(a / 8) bytes. Returns False, with ``out`` unfinished, when a plane value
+    is neither 0 nor 1 (then the raw bytes must be the key)."""
+    n, m = planes.shape
+    for i in range(n):
+        row = planes[i]
+        odd = False
+        for j in range(m):  # no branch a value: checked once a row
+            odd |= (row[j] != 0.0) & (row[j] != 1.0)
+        if odd:
+            return False
+        k = _pack_row(row, out[i], 0)
+        _pack_row(legal[i], out[i], k)
+    return True
+
+
+def keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:
+    """One exact key a position of the batch: its planes and legal mask as bits when the planes
+    hold only 0 and 1, else the planes' raw bytes followed by the mask's bits."""
+    n = len(planes)
+    flat = np.ascontiguousarray(planes).reshape(n, -1)
+    mask = np.ascontiguousarray(legal).reshape(n, -1)
+    if mask.dtype != np.bool_:
+        mask = mask != 0
+    m, a = flat.shape[1], mask.shape[1]
+    out = np.empty((n, -(-m // 8) + -(-a // 8)), np.uint8)
+    if not pack_keys(flat, mask, out):
+        out = np.concatenate([flat.view(np.uint8), np.packbits(mask, axis=1)], axis=1)
+    return [row.tobytes() for row in out]
