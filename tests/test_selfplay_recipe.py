@@ -15,6 +15,7 @@ from alphagomoku.selfplay.game_loop import SelfPlaySettings, play_games
 from alphagomoku.selfplay.openings import (
     OpeningSettings,
     balanced_opening,
+    balanced_openings,
     choose_balanced,
     random_stones,
     steer_target,
@@ -75,6 +76,35 @@ def test_openings_far_from_even_are_rejected():
     for _ in range(30):
         moves, value, _ = balanced_opening(GAME, lopsided_evaluator, settings, rng)
         assert len(moves) % 2 == 0 and abs(value) <= settings.max_value
+
+
+def test_many_openings_share_one_call_a_round_and_one_alone_is_balanced_opening():
+    calls = []
+
+    def counting(planes, legal):
+        calls.append(len(planes))
+        return lopsided_evaluator(planes, legal)
+
+    settings = OpeningSettings(min_stones=1, max_stones=6, candidates=8)
+    chosen, rounds = balanced_openings(GAME, counting, settings, np.random.default_rng(3), 5)
+    assert len(chosen) == 5 and rounds == len(calls) and calls[0] == 5 * 8
+    assert all(len(moves) % 2 == 0 and abs(v) <= settings.max_value for moves, v in chosen)
+    one = balanced_openings(GAME, lopsided_evaluator, settings, np.random.default_rng(9), 1)
+    moves, value, n = balanced_opening(GAME, lopsided_evaluator, settings, np.random.default_rng(9))
+    assert one == ([(moves, value)], n)
+
+
+def test_a_task_starts_its_games_with_one_opening_call():
+    calls = []
+
+    def counting(planes, legal):
+        calls.append(len(planes))
+        return uniform_evaluator(planes, legal)
+
+    settings = SelfPlaySettings(games_at_once=6, openings=OpeningSettings(share=1.0, candidates=4))
+    play_games(counting, GAME, SearchConfig(num_simulations=4), settings, 6, seed=1)
+    assert calls[0] == 6 * 4  # every game's candidates in the first call
+    assert all(n <= 6 for n in calls[1:])  # then the searches' batches
 
 
 def test_choose_balanced_weights_and_bound():

@@ -70,17 +70,20 @@ class EvaluationCache:
         if n == 0:
             return submit(self.evaluator, planes, legal)
         keys = position_keys(planes, legal)
-        answers = [self._answers.get(key) for key in keys]
+        answers = list(map(self._answers.get, keys))
+        if answers.count(None) == n and len(set(keys)) == n:
+            # Nothing known, nothing twice (half the calls in self-play): the evaluator's own
+            # arrays, with no bookkeeping a row.
+            self.misses += n
+            return _Whole(self, keys, submit(self.evaluator, planes, legal))
         todo: dict[bytes, int] = {}  # a position to evaluate -> its first row in this batch
-        for i, answer in enumerate(answers):
+        for i, (key, answer) in enumerate(zip(keys, answers)):
             if answer is None:
-                todo.setdefault(keys[i], i)
+                todo.setdefault(key, i)
             else:
-                self._answers.move_to_end(keys[i])
+                self._answers.move_to_end(key)
         self.hits += n - len(todo)
         self.misses += len(todo)
-        if len(todo) == n:  # nothing known, nothing twice: the evaluator's own arrays
-            return _Whole(self, keys, submit(self.evaluator, planes, legal))
         priors = np.empty((n, legal[0].size), np.float32)
         values = np.empty(n, np.float32)
         known = [i for i, answer in enumerate(answers) if answer is not None]
@@ -98,9 +101,8 @@ class EvaluationCache:
         # One copy for the batch (the caller may write into the arrays it is given); its rows
         # leave the cache at about the same time, and the copy with them.
         block = np.array(priors, copy=True)
-        for key, p, v in zip(keys, block, values.tolist()):
-            self._answers[key] = (p, v)
-        while len(self._answers) > self.capacity:
+        self._answers.update(zip(keys, zip(block, values.tolist())))
+        for _ in range(len(self._answers) - self.capacity):
             self._answers.popitem(last=False)
 
 

@@ -34,7 +34,7 @@ from alphagomoku.mcts import Forest, SearchConfig, select_move
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator
 from alphagomoku.nn.cache import EvaluationCache
 from alphagomoku.nn.inflight import submit
-from alphagomoku.selfplay.openings import OpeningSettings, balanced_opening
+from alphagomoku.selfplay.openings import OpeningSettings, balanced_openings
 from alphagomoku.selfplay.training_game import TrainingGame
 
 
@@ -120,27 +120,33 @@ def play_games(
     openings = unbalanced = 0
     t0 = time.perf_counter()
 
-    def start(i: int) -> None:
+    def start(indices) -> None:
+        """New games in slots ``indices``, their openings' candidates in one call a round."""
         nonlocal started, openings, unbalanced, network_seconds
-        position = Position(game)
         op = settings.openings
-        if op is not None and rng.random() < op.share:
+        opened = [i for i in indices if op is not None and rng.random() < op.share]
+        drawn = {}
+        if opened:
             t = time.perf_counter()
-            moves, value, _ = balanced_opening(game, evaluator, op, rng,
-                                               search.vcf_plane_budget)
+            chosen, _ = balanced_openings(game, evaluator, op, rng, len(opened),
+                                          search.vcf_plane_budget)
             network_seconds += time.perf_counter() - t
-            for m in moves:
-                position.play(m)
-            openings += 1
-            unbalanced += abs(value) > op.max_value
-        playthrough = bool(rng.random() < settings.resign_playthrough)
-        slots[i] = _Slot(position, len(position.moves), [], [], [], [], playthrough)
-        forest.reset(i, position)
-        _choose_budget(forest, i, slots[i], settings, rng)
-        started += 1
+            drawn = dict(zip(opened, chosen))
+        for i in indices:
+            position = Position(game)
+            if i in drawn:
+                moves, value = drawn[i]
+                for m in moves:
+                    position.play(m)
+                openings += 1
+                unbalanced += abs(value) > op.max_value
+            playthrough = bool(rng.random() < settings.resign_playthrough)
+            slots[i] = _Slot(position, len(position.moves), [], [], [], [], playthrough)
+            forest.reset(i, position)
+            _choose_budget(forest, i, slots[i], settings, rng)
+            started += 1
 
-    for i in range(k):
-        start(i)
+    start(range(k))
     active = np.ones(k, dtype=np.bool_)
     while active.any():
         for g in range(groups):
@@ -161,7 +167,7 @@ def play_games(
                     continue
                 records.append(record)
                 if started < num_games:
-                    start(i)
+                    start([i])
                 else:
                     active[i] = False
                     slots[i] = None

@@ -80,6 +80,12 @@ def random_stones(game: GameConfig, stones: int, rng: np.random.Generator) -> li
     """``stones`` moves, black first: the first within a few points of the centre, each later
     one within two points (king moves) of an earlier stone. Legal under the rule, and the game
     is not over after them; None when the draw fails (rare: try again)."""
+    pos = random_position(game, stones, rng)
+    return None if pos is None else list(pos.moves)
+
+
+def random_position(game: GameConfig, stones: int, rng: np.random.Generator) -> Position | None:
+    """The position after :func:`random_stones`' moves (the same draw), or None."""
     pos = Position(game)
     radius = max(1, min(game.width, game.height) // 5)
     cx, cy = game.width // 2, game.height // 2
@@ -104,7 +110,7 @@ def random_stones(game: GameConfig, stones: int, rng: np.random.Generator) -> li
             break
         else:
             return None
-    return list(pos.moves)
+    return pos
 
 
 def choose_balanced(values: np.ndarray, settings: OpeningSettings,
@@ -136,28 +142,48 @@ def balanced_opening(game: GameConfig, evaluator: LeafEvaluator, settings: Openi
     Returns (moves, distance from even, evaluator calls). After ``retries`` batches with no
     candidate within ``max_value``, the most even candidate seen is returned (the caller counts
     those)."""
-    best_moves: list[int] = []
-    best_value = np.inf
-    calls = 0
+    [(moves, value)], calls = balanced_openings(game, evaluator, settings, rng, 1, vcf_budget)
+    return moves, value, calls
+
+
+def balanced_openings(game: GameConfig, evaluator: LeafEvaluator, settings: OpeningSettings,
+                      rng: np.random.Generator, count: int,
+                      vcf_budget: int = 0) -> tuple[list[tuple[list[int], float]], int]:
+    """``count`` openings as :func:`balanced_opening` draws each, with the candidates of all of
+    them evaluated in one call a round: on a GPU a call of hundreds of positions costs about as
+    much as a call of one. Returns ([(moves, distance from even)] in order, evaluator calls)."""
     rule_planes = reads_rule_planes(evaluator)
+    best: list[tuple[list[int], float]] = [([], np.inf)] * count
+    chosen: list[tuple[list[int], float] | None] = [None] * count
+    calls = 0
     for _ in range(settings.retries):
-        batch = []
-        while len(batch) < settings.candidates:
-            n = int(rng.integers(settings.min_stones, settings.max_stones + 1))
-            moves = random_stones(game, n, rng)
-            if moves is not None:
-                batch.append(moves)
-        positions = [Position.from_moves(m, game) for m in batch]
+        todo = [i for i in range(count) if chosen[i] is None]
+        if not todo:
+            break
+        positions = []
+        for _i in todo:  # each opening's candidates in turn, as one draw at a time would
+            drawn = 0
+            while drawn < settings.candidates:
+                n = int(rng.integers(settings.min_stones, settings.max_stones + 1))
+                pos = random_position(game, n, rng)
+                if pos is not None:
+                    positions.append(pos)
+                    drawn += 1
         planes = np.stack([p.planes(vcf_budget, rule_planes) for p in positions])
         legal = np.stack([p.legal_mask() for p in positions])
         _, values = evaluator(planes, legal)
         calls += 1
         black_to_move = np.array([p.to_move == BLACK for p in positions])
-        values = distance_from_even(np.asarray(values).reshape(-1), black_to_move, settings.black_target)
-        pick = choose_balanced(values, settings, rng)
-        if pick >= 0:
-            return batch[pick], float(values[pick]), calls
-        i = int(np.argmin(np.abs(values)))
-        if abs(values[i]) < abs(best_value):
-            best_moves, best_value = batch[i], float(values[i])
-    return best_moves, best_value, calls
+        values = distance_from_even(np.asarray(values).reshape(-1), black_to_move,
+                                    settings.black_target)
+        c = settings.candidates
+        for k, i in enumerate(todo):
+            mine, moves = values[k * c:(k + 1) * c], positions[k * c:(k + 1) * c]
+            pick = choose_balanced(mine, settings, rng)
+            if pick >= 0:
+                chosen[i] = (list(moves[pick].moves), float(mine[pick]))
+                continue
+            j = int(np.argmin(np.abs(mine)))
+            if abs(mine[j]) < abs(best[i][1]):
+                best[i] = (list(moves[j].moves), float(mine[j]))
+    return [c if c is not None else b for c, b in zip(chosen, best)], calls
