@@ -24,23 +24,9 @@ export PYTHONUNBUFFERED=1
 WORK=$(mktemp -d)
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$WORK/numba-cache}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-status=0
+. "$(dirname "$0")/steps.sh"
 
-step() {  # step NAME SECONDS COMMAND...: run with a limit, log to $OUT/NAME.log, time it
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    echo "== $name: $*"
-    timeout --kill-after 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local rc=$?
-    echo "== $name: exit $rc after $((SECONDS - t0)) s"
-    tail -n 25 "$OUT/$name.log"
-    [ $rc -eq 0 ] || status=1
-}
-
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
-$PY -c "import sys, torch, numba, numpy; print('python', sys.version.split()[0], '| torch',
-torch.__version__, '| cuda', torch.version.cuda, '| numba', numba.__version__, '| numpy',
-numpy.__version__)"
+machine_line
 
 step check_device 120 $PY scripts/check_device.py --device "$DEVICE" --json
 step nn_amp_on 75 $PY scripts/benchmark.py nn --device "$DEVICE" --amp on --threads all \

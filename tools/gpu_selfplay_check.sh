@@ -24,27 +24,10 @@ DEADLINE=${DEADLINE:-540}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-status=0
+. "$(dirname "$0")/steps.sh"
+STEP_TAIL=4
 
-step() {  # step NAME SECONDS COMMAND...: run with a limit unless it would pass the deadline
-    local name=$1 limit=$2; shift 2
-    if [ $((SECONDS + limit)) -gt "$DEADLINE" ]; then
-        echo "== $name: left out (${limit} s would pass the ${DEADLINE} s deadline at ${SECONDS} s)"
-        return
-    fi
-    local t0=$SECONDS
-    echo "== $name: $*"
-    timeout --kill-after 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local rc=$?
-    echo "== $name: exit $rc after $((SECONDS - t0)) s"
-    tail -n 4 "$OUT/$name.log"
-    [ $rc -eq 0 ] || status=1
-}
-
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
-$PY -c "import sys, torch, numba, numpy; print('python', sys.version.split()[0], '| torch',
-torch.__version__, '| cuda', torch.version.cuda, '| numba', numba.__version__, '| numpy',
-numpy.__version__)"
+machine_line
 $PY -m alphagomoku.compile_kernels >"$OUT/compile.log" 2>&1 &
 compiling=$!
 

@@ -2,9 +2,9 @@
 
 A key is a position's input planes and legal mask as bits: the planes' values (0 or 1 in every
 plane this project makes) one bit each, padded to a whole byte, then the legal mask likewise,
-in :func:`numpy.packbits` order (the first value is the high bit). Packing them with numpy took
-several passes over the planes a batch (a check that they are 0 or 1, the packing, a join), and
-on a fast device that cost more than the cache saved; this kernel reads each value once.
+in :func:`numpy.packbits` order (the first value is the high bit). numpy takes several passes
+over a batch's planes for that (a check that they are 0 or 1, the packing, a join); this kernel
+reads each value once, and the cache's bookkeeping then costs a worker less on a fast device.
 """
 
 from __future__ import annotations
