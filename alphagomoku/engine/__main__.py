@@ -69,11 +69,10 @@ def shipped_file(weights: Path, args) -> Path:
     its memory. Else the weights. ``--device auto`` takes the CPU even beside a GPU: at one
     position a call, ONNX Runtime on one CPU thread runs this size of network faster than torch
     on a GPU (docs/benchmarks.md, the CPU inference and GPU sections)."""
-    import importlib.util
+    from alphagomoku.eval.specs import runnable_onnx
 
-    onnx = weights.with_suffix(".onnx")
-    if (onnx.is_file() and args.inference_backend != "torch"
-            and args.device in ("auto", "cpu") and importlib.util.find_spec("onnxruntime")):
+    onnx = runnable_onnx(weights)
+    if onnx is not None and args.inference_backend != "torch" and args.device in ("auto", "cpu"):
         return onnx
     return weights
 

@@ -54,6 +54,15 @@ class PlayerSpec:
     inner: "PlayerSpec | None" = None  # the wrapped player of tactics:, vcf: and vct:
 
 
+def runnable_onnx(weights: Path) -> Path | None:
+    """The ONNX file beside a shipped network's ``weights`` when it exists and onnxruntime is
+    installed to run it (without torch), else None."""
+    import importlib.util
+
+    onnx = weights.with_suffix(".onnx")
+    return onnx if onnx.is_file() and importlib.util.find_spec("onnxruntime") else None
+
+
 def _count(spec: str, value: str) -> int:
     try:
         n = int(value)

@@ -57,10 +57,9 @@ class ModelEntry:
 def shipped_path(weights: Path) -> Path | None:
     """A network shipped with the package: its ONNX file where onnxruntime can run it (as the
     engine does), else its weights; None when the package ships none."""
-    onnx = weights.with_suffix(".onnx")
-    if onnx.is_file() and importlib.util.find_spec("onnxruntime"):
-        return onnx
-    return weights if weights.is_file() else None
+    from alphagomoku.eval.specs import runnable_onnx
+
+    return runnable_onnx(weights) or (weights if weights.is_file() else None)
 
 
 def default_model_path() -> Path | None:
