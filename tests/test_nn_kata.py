@@ -51,9 +51,10 @@ def test_the_config_builds_the_shape_it_names():
 
 @pytest.mark.parametrize("preset", ["tiny", "small"])
 @pytest.mark.parametrize("vcf", [0, 100])
-@pytest.mark.parametrize("pooling", [True, False])
-def test_parameter_count_matches_torch(preset, vcf, pooling):
-    cfg = ModelConfig.preset(preset, 15, arch="kata", vcf_plane_budget=vcf, global_pooling=pooling)
+@pytest.mark.parametrize("pooling, future", [(True, False), (False, False), (True, True)])
+def test_parameter_count_matches_torch(preset, vcf, pooling, future):
+    cfg = ModelConfig.preset(preset, 15, arch="kata", vcf_plane_budget=vcf, global_pooling=pooling,
+                             future_head=future)
     net = PolicyValueNet(cfg)
     assert cfg.num_parameters() == sum(p.numel() for p in net.parameters())
     norms = sum(m.num_features for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d))
@@ -136,12 +137,29 @@ def test_the_auxiliary_heads_share_the_trunk(kata, rng):
     planes, _ = random_inputs(rng, kata.config, 3, 11)
     x = torch.from_numpy(planes)
     with torch.no_grad():
-        logits, values = kata(x, all_heads=True)
+        logits, values, future = kata(x, all_heads=True)
         own, value = kata(x)
-    assert logits.shape == (3, 3, 121) and values.shape == (3, 2)
+    assert logits.shape == (3, 3, 121) and values.shape == (3, 2) and future is None
     torch.testing.assert_close(logits[:, 0], own)
     torch.testing.assert_close(values[:, 0], value)
 
+
+
+def test_the_future_head_answers_a_point_each_on_every_board(rng, tmp_path):
+    """One value from -1 to 1 a point, on each board size; play and the ONNX file do not read
+    it (the file of such a network answers as its torch evaluator)."""
+    from alphagomoku.nn.onnx_file import read_onnx_file, write_onnx_file
+
+    torch.manual_seed(3)
+    net = PolicyValueNet(ModelConfig.preset("tiny", 9, arch="kata", future_head=True)).eval()
+    for size in (9, 20):
+        planes, legal = random_inputs(rng, net.config, 2, size)
+        with torch.no_grad():
+            logits, values, future = net(torch.from_numpy(planes), all_heads=True)
+        assert future.shape == (2, size * size) and future.abs().max() <= 1
+        network = read_onnx_file(write_onnx_file(net, tmp_path / "f.onnx"))
+        np.testing.assert_allclose(network(planes, legal)[0],
+                                   Evaluator(net, "cpu")(planes, legal)[0], atol=1e-5)
 
 # -- the rule planes ---------------------------------------------------------------------------
 

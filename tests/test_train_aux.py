@@ -1,6 +1,7 @@
 """The training targets beyond the result and the search policy: the opponent's reply, the soft
-policy, the short-term value and policy-surprise weighting, each checked against its definition
-on a hand-built game, and each adding nothing to the loss when turned off."""
+policy, the short-term value, the future stones and policy-surprise weighting, each checked
+against its definition on a hand-built game, and each adding nothing to the loss when turned
+off."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.selfplay.training_game import TrainingGame
 from alphagomoku.train.augment import make_batch
-from alphagomoku.train.buffer import ReplayBuffer, short_term_values
+from alphagomoku.train.buffer import FUTURE_PLIES, ReplayBuffer, future_boards, short_term_values
 from alphagomoku.train.config import ConfigError, TrainConfig
+from alphagomoku.train.loop import future_head_change
 from alphagomoku.train.loss import AuxWeights, alphazero_loss, soft_policy_target, training_loss
 
 GAME = GameConfig(width=9)
@@ -193,7 +195,8 @@ def test_surprise_weights_follow_the_disagreement(kata_batch):
     assert not torch.allclose(loss(model, changed, aux)["value"], base["value"])
 
 
-@pytest.mark.parametrize("flag", ["aux_reply_weight", "soft_policy_weight", "short_value_weight"])
+@pytest.mark.parametrize("flag", ["aux_reply_weight", "soft_policy_weight", "short_value_weight",
+                                  "future_weight"])
 def test_the_targets_need_a_network_with_heads(flag):
     with pytest.raises(ConfigError, match="--model-arch kata"):
         TrainConfig(**{flag: 0.15})
@@ -208,3 +211,107 @@ def test_global_pooling_is_turned_off_only_in_a_kata_network():
         TrainConfig(model_global_pooling=0)
     with pytest.raises(ConfigError, match="--model-global-pooling: must be 1 \\(on\\) or 0"):
         TrainConfig(model_arch="kata", model_global_pooling=2)
+
+
+# -- the future stones ---------------------------------------------------------------------------
+
+def test_the_future_target_is_the_board_some_plies_on():
+    rec = hand_game()
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(rec)
+    batch = make_batch(buf, np.arange(9), None, GAME)
+    for j in range(9):
+        t = 2 + j   # the position before move t
+        later = Position.from_moves(MOVES[:min(t + FUTURE_PLIES, len(MOVES))], GAME).board
+        np.testing.assert_array_equal(buf.future[j], later)
+        # From the side to move's view: its stones +1, the opponent's -1.
+        mover = buf.to_move[j]
+        want = np.where(later == mover, 1.0, np.where(later == 0, 0.0, -1.0))
+        np.testing.assert_array_equal(batch.future[j], want)
+        assert batch.future_weight[j] == 1.0
+    # One ply on: the next position's board; past the end: the final board.
+    idx = [Position.from_moves(MOVES, GAME).index(m) for m in MOVES]
+    one = future_boards(np.array(idx), GAME.area, 1)
+    for t in range(len(MOVES)):
+        np.testing.assert_array_equal(one[t], Position.from_moves(MOVES[:t + 1], GAME).board)
+
+
+def test_the_future_target_turns_with_its_position():
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(hand_game())
+    plain = make_batch(buf, np.arange(9), None, GAME)
+    turned = make_batch(buf, np.arange(9), np.random.default_rng(5), GAME)
+    moved = checked = 0
+    for j in range(9):
+        ks = [k for k in valid_symmetries(9, 9)
+              if np.array_equal(transform_planes(plain.planes[j:j + 1], k)[0], turned.planes[j])]
+        if len(ks) != 1:
+            continue   # a position its own mirror image (the opening): the planes cannot say
+        np.testing.assert_array_equal(turned.future[j],
+                                      transform_policy(plain.future[j:j + 1], ks[0], 9, 9)[0])
+        moved += ks[0] != 0
+        checked += 1
+    assert checked >= 7 and moved > 0
+
+
+def test_a_buffer_file_without_future_targets_loads_them_as_unknown(tmp_path):
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(hand_game())
+    buf.save(tmp_path / "b.npz", epoch=1)
+    back, _ = ReplayBuffer.load(tmp_path / "b.npz", GAME, 100)
+    np.testing.assert_array_equal(back.future[:9], buf.future[:9])
+    assert back.has_future[:9].all()
+    with np.load(tmp_path / "b.npz") as data:
+        older = {k: data[k] for k in data.files if k not in ("future", "has_future")}
+    older["format_version"] = np.array(3)
+    np.savez_compressed(tmp_path / "old.npz", **older)
+    old, _ = ReplayBuffer.load(tmp_path / "old.npz", GAME, 100)
+    assert not old.has_future[:9].any()
+    assert (make_batch(old, np.arange(9), None, GAME).future_weight == 0).all()
+
+
+@pytest.fixture
+def future_batch():
+    torch.manual_seed(0)
+    model = PolicyValueNet(ModelConfig.preset("tiny", 9, arch="kata", future_head=True))
+    buf = ReplayBuffer(GAME, 100)
+    buf.add_game(hand_game())
+    batch = make_batch(buf, np.arange(9), None, GAME, rule_planes=True)
+    return model, [torch.from_numpy(a) for a in batch]
+
+
+def test_the_future_term_is_its_weight_times_the_mean_squared_error(future_batch):
+    model, t = future_batch
+    base = loss(model, t, AuxWeights())
+    parts = loss(model, t, AuxWeights(future=0.5))
+    torch.testing.assert_close(parts["loss"], base["loss"] + 0.5 * parts["future"])
+    with torch.no_grad():
+        _, _, future = model(t[0], all_heads=True)
+    want = ((future - t[-2]) ** 2).mean(dim=1)
+    torch.testing.assert_close(parts["future"], (want * t[-1]).sum() / t[-1].sum())
+    assert parts["future"] > 0
+    # Off: its head learns nothing.
+    model.zero_grad()
+    base["loss"].backward()
+    assert model.future_out.weight.grad is None or model.future_out.weight.grad.abs().sum() == 0
+    model.zero_grad()
+    loss(model, t, AuxWeights(future=0.5))["loss"].backward()
+    assert model.future_out.weight.grad.abs().sum() > 0
+
+
+def test_a_future_target_needs_the_head(kata_batch):
+    model, t = kata_batch
+    with pytest.raises(ValueError, match="future head"):
+        loss(model, t, AuxWeights(future=0.5))
+    with pytest.raises(ValueError, match="needs a 'kata' network"):
+        ModelConfig.preset("tiny", 9, future_head=True)
+
+
+def test_a_resumed_run_keeps_the_future_head_on_or_off():
+    on = TrainConfig(model_arch="kata", future_weight=0.25)
+    assert future_head_change(on.to_dict(), TrainConfig(model_arch="kata", future_weight=1.0)) is None
+    assert future_head_change({}, TrainConfig(model_arch="kata")) is None
+    assert future_head_change(on.to_dict(), TrainConfig(model_arch="kata")) == (
+        "--resume: the checkpoint was trained with future_weight=0.25 (a future head), this run "
+        "asks for 0.0 (no future head); keep the head on or off as it was, or start a new "
+        "--run-dir")

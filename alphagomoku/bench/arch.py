@@ -45,7 +45,7 @@ def _as_arch(cfg, arch: str):
     changes = {"model_arch": arch}
     if arch == "az":
         changes.update(aux_reply_weight=0.0, soft_policy_weight=0.0, short_value_weight=0.0,
-                       board_sizes="", rules="", variant_mix="")
+                       future_weight=0.0, board_sizes="", rules="", variant_mix="")
     try:
         return dataclasses.replace(cfg, **changes)
     except ConfigError as e:

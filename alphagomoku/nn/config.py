@@ -52,7 +52,10 @@ class ModelConfig:
 
     ``global_pooling`` (``"kata"`` only): the tower's pooled branches and the policy head's
     pooled bias. Without them the value head still pools, as it must to play every size; the
-    option exists to measure what the pooling is worth."""
+    option exists to measure what the pooling is worth.
+
+    ``future_head`` (``"kata"`` only): one more output the trainer may learn, each point's stone
+    a few plies later (KataGo's "futurepos"); play never reads it. Off in every older model."""
 
     blocks: int
     channels: int
@@ -63,6 +66,7 @@ class ModelConfig:
     vcf_plane_budget: int = 0
     arch: str = "az"
     global_pooling: bool = True
+    future_head: bool = False
 
     def __post_init__(self):
         if self.height == 0:
@@ -74,6 +78,10 @@ class ModelConfig:
         if not self.global_pooling and self.arch != "kata":
             raise ValueError("global_pooling can be turned off only in a 'kata' network "
                              "(an 'az' network has none)")
+        if not isinstance(self.future_head, bool):
+            raise ValueError(f"model future_head must be true or false, got {self.future_head!r}")
+        if self.future_head and self.arch != "kata":
+            raise ValueError("a future-stones head needs a 'kata' network")
         v = non_negative_int("model vcf_plane_budget", self.vcf_plane_budget)
         object.__setattr__(self, "vcf_plane_budget", v)
         want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
@@ -97,14 +105,15 @@ class ModelConfig:
     @classmethod
     def preset(cls, name: str, width: int = 15, height: int | None = None,
                vcf_plane_budget: int = 0, arch: str = "az",
-               global_pooling: bool = True) -> "ModelConfig":
+               global_pooling: bool = True, future_head: bool = False) -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
         blocks, channels, value_hidden = PRESETS[name]
         return cls(blocks=blocks, channels=channels, width=width,
                    height=width if height is None else height, value_hidden=value_hidden,
-                   vcf_plane_budget=vcf_plane_budget, arch=arch, global_pooling=global_pooling)
+                   vcf_plane_budget=vcf_plane_budget, arch=arch, global_pooling=global_pooling,
+                   future_head=future_head)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -214,6 +223,8 @@ class ModelConfig:
         if self.global_pooling:
             params += conv_bn(c, k, 1) + 3 * k * k + k
         params += conv_bn(c, k, 1) + (3 * k + 1) * hid + (hid + 1) * 2
+        if self.future_head:
+            params += k + 1
         return params, norms
 
     def num_parameters(self) -> int:

@@ -128,8 +128,8 @@ class KataNet(PolicyValueNet):
     """KataGo's fully convolutional shape (see the module docstring).
 
     ``forward(x, all_heads=True)`` also gives the auxiliary outputs the trainer may learn (KataGo's): the
-    policy of the opponent's reply, a softened policy, and a short-term value. Play reads only
-    the first of each."""
+    policy of the opponent's reply, a softened policy, a short-term value and, with
+    ``future_head``, each point's stone a few plies later. Play reads only the first of each."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -147,12 +147,18 @@ class KataNet(PolicyValueNet):
         self.value_conv = _ConvBN(c, k, 1)
         self.value_fc1 = nn.Linear(3 * k, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 2)  # game result, short-term value
+        if config.future_head:
+            # From the value head's planes: where the stones will be is about who is winning.
+            self.future_out = nn.Conv2d(k, 1, 1)
 
-    def forward(self, x: torch.Tensor, all_heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, all_heads: bool = False):
         """As every network's (see the module docstring); with ``all_heads``,
-        ``(policy_logits (B, POLICY_OUTPUTS, H*W), values (B, 2))``. Policies: the move, the
-        opponent's reply, the soft policy. Values: the game's result, the short-term value. A
-        flag rather than a second method, so that a DDP or compiled wrapper passes it through."""
+        ``(policy_logits (B, POLICY_OUTPUTS, H*W), values (B, 2), future (B, H*W) or None)``.
+        Policies: the move, the opponent's reply, the soft policy. Values: the game's result,
+        the short-term value. Future: each point's stone a few plies on
+        (:data:`alphagomoku.train.buffer.FUTURE_PLIES`), from -1 (the
+        opponent's) to 1 (the side to move's), None without ``future_head``. A flag rather than
+        a second method, so that a DDP or compiled wrapper passes it through."""
         self._check_input(x)
         h = self.tower(F.relu(self.stem(x)))
         p = self.policy_conv(h)
@@ -161,9 +167,13 @@ class KataNet(PolicyValueNet):
             p = p + self.policy_pool_fc(g)[:, :, None, None]
         p = F.relu(p)
         logits = self.policy_out(p)
-        v = global_pool(F.relu(self.value_conv(h)))
+        planes = F.relu(self.value_conv(h))
+        v = global_pool(planes)
         values = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))))
         logits = logits.reshape(logits.shape[0], POLICY_OUTPUTS, -1)
         if all_heads:
-            return logits, values
+            future = None
+            if self.config.future_head:
+                future = torch.tanh(self.future_out(planes)).reshape(planes.shape[0], -1)
+            return logits, values, future
         return logits[:, 0], values[:, 0]

@@ -43,6 +43,8 @@ class Batch(NamedTuple):
     reply: np.ndarray          # float32 (B, H*W): the opponent's reply policy (zeros: none)
     reply_weight: np.ndarray   # float32 (B,): 1 where the reply target exists
     short_value: np.ndarray    # float32 (B,): short-term value target
+    future: np.ndarray         # float32 (B, H*W): the board FUTURE_PLIES on, +1 own, -1 the opponent's
+    future_weight: np.ndarray  # float32 (B,): weight of each future term (0: not known)
 
 
 def make_batch(
@@ -76,6 +78,10 @@ def make_batch(
     replies = np.where(has_reply[:, None],
                        buffer.policies[(indices + 1) % buffer.capacity].astype(np.float32), 0.0)
     replies = replies.astype(np.float32)
+    # From the side to move's view, as everything the network reads and answers.
+    later = buffer.future[indices]
+    future = ((later == to_move[:, None]).astype(np.float32)
+              - ((later != 0) & (later != to_move[:, None])).astype(np.float32))
     if rng is not None:
         syms = np.asarray(valid_symmetries(game.width, game.height))
         choice = syms[rng.integers(0, len(syms), size=b)]
@@ -86,6 +92,8 @@ def make_batch(
             planes[rows] = transform_planes(planes[rows], int(k))
             policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
             replies[rows] = transform_policy(replies[rows], int(k), game.width, game.height)
+            future[rows] = transform_policy(future[rows], int(k), game.width, game.height)
     weight = buffer.weight[indices].copy()
     return Batch(planes, policies, values, weight * buffer.policy_weight[indices], weight,
-                 replies, weight * has_reply, buffer.short_value[indices].copy())
+                 replies, weight * has_reply, buffer.short_value[indices].copy(), future,
+                 weight * buffer.has_future[indices])

@@ -13,7 +13,9 @@ plies in a row, KataGo's reduceVisits), so that won positions do not crowd the w
 Two more serve the auxiliary targets of a network that has the heads for them: ``reply`` says
 that the next slot holds the next ply of the same game with a policy target (the opponent's
 reply, read from there rather than stored twice), and ``short_value`` is the short-term value
-(:func:`short_term_values`).
+(:func:`short_term_values`). ``future`` is the board FUTURE_PLIES plies later (the game's last
+board when it ended sooner), the target of a network's future-stones head; ``has_future`` is
+False for positions loaded from a file that predates it.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from alphagomoku.selfplay.training_game import TrainingGame
 from alphagomoku.atomic import atomic_path
 from alphagomoku.read_errors import read_error_reason
 
-BUFFER_FORMAT_VERSION = 3  # 2 added q, policy_weight and weight; 3 reply, short_value and rule
+BUFFER_FORMAT_VERSION = 4  # 2 added q, policy_weight, weight; 3 reply, short_value, rule; 4 future
 # Plies over which the short-term value target looks ahead (the discount is 1 - 1/horizon).
 SHORT_VALUE_HORIZON = 6.0
+# Plies ahead of a position whose board is its future-stones target (KataGo's "futurepos" looks
+# 8 and 32 turns ahead; a Gomoku game between these networks lasts some 20 to 40 plies).
+FUTURE_PLIES = 8
 
 
 class BufferFileError(ValueError):
@@ -56,6 +61,8 @@ class ReplayBuffer:
         self.weight = np.ones(capacity, dtype=np.float32)         # (capacity,) sample weight
         self.reply = np.zeros(capacity, dtype=np.bool_)           # (capacity,) next slot: the reply
         self.short_value = np.zeros(capacity, dtype=np.float32)   # (capacity,) short-term value
+        self.future = np.zeros((capacity, a), dtype=np.int8)      # (capacity, H*W) board FUTURE_PLIES on
+        self.has_future = np.zeros(capacity, dtype=np.bool_)      # (capacity,) future is known
         self.size = 0
         self.next = 0           # where the next position goes
         self.total_added = 0    # positions ever added (also those since dropped)
@@ -69,6 +76,7 @@ class ReplayBuffer:
         ``decided_plies - 1`` searched plies before it are all beyond ``decided_threshold`` in
         size gets weight ``decided_weight`` (1: no down-weighting)."""
         board = np.zeros(self.game.area, dtype=np.int8)
+        later = future_boards(record.moves, self.game.area, FUTURE_PLIES)
         targets = record.value_targets()
         short = short_term_values(record.root_values, targets)
         decided = decided_mask(record.root_values, decided_threshold, decided_plies)
@@ -86,6 +94,8 @@ class ReplayBuffer:
                 self.short_value[i] = short[j]
                 previous = i
                 self.boards[i] = board
+                self.future[i] = later[t]
+                self.has_future[i] = True
                 self.to_move[i] = color
                 self.last_move[i] = last
                 self.policies[i] = record.policies[j]
@@ -125,6 +135,7 @@ class ReplayBuffer:
                     values=self.values[order], q=self.q[order],
                     policy_weight=self.policy_weight[order], weight=self.weight[order],
                     reply=self.reply[order], short_value=self.short_value[order],
+                    future=self.future[order], has_future=self.has_future[order],
                 )
 
     @classmethod
@@ -142,7 +153,7 @@ class ReplayBuffer:
         needed = {"format_version", "epoch", "width", "height", "boards", "policies", "values"}
         if not needed <= set(arrays):
             raise BufferFileError(f"replay buffer {path} lacks {sorted(needed - set(arrays))}")
-        if int(arrays["format_version"]) not in (1, 2, BUFFER_FORMAT_VERSION):
+        if int(arrays["format_version"]) not in (1, 2, 3, BUFFER_FORMAT_VERSION):
             raise BufferFileError(f"replay buffer {path} has format {int(arrays['format_version'])}, "
                                   f"this version reads {BUFFER_FORMAT_VERSION}")
         w, h = int(arrays["width"]), int(arrays["height"])
@@ -161,8 +172,11 @@ class ReplayBuffer:
         if "reply" not in arrays:  # format 2: no reply targets, the result as short-term value
             arrays["reply"] = np.zeros(len(arrays["values"]), dtype=np.bool_)
             arrays["short_value"] = arrays["values"]
+        if "future" not in arrays:  # format 3 and before: no future-stones targets
+            arrays["future"] = arrays["boards"]
+            arrays["has_future"] = np.zeros(len(arrays["values"]), dtype=np.bool_)
         for name in ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
-                     "weight", "reply", "short_value"):
+                     "weight", "reply", "short_value", "future", "has_future"):
             getattr(buf, name)[:n] = arrays[name][len(arrays[name]) - n:]
         if n:
             buf.reply[n - 1] = False  # its reply, if any, was older than what was kept
@@ -194,6 +208,24 @@ def short_term_values(root_values: np.ndarray, results: np.ndarray,
     for j in range(len(v) - 1, -1, -1):
         after = (1.0 - d) * v[j] - d * after
         out[j] = after
+    return out
+
+
+def future_boards(moves: np.ndarray, area: int, plies: int) -> np.ndarray:
+    """int8 (T, area): for each ply t of a game of T moves, the board after move
+    ``min(t + plies, T)`` is played (moves t onwards, up to ``plies`` of them, added to the board
+    before move t), the target of the future-stones head at the position before move t."""
+    moves = np.asarray(moves, dtype=np.int64)
+    n = len(moves)
+    out = np.zeros((n, area), dtype=np.int8)
+    colour = np.where(np.arange(n) % 2 == 0, BLACK, WHITE).astype(np.int8)
+    board = np.zeros(area, dtype=np.int8)
+    for t in range(min(plies, n)):  # the board ``plies`` ahead of ply 0
+        board[moves[t]] = colour[t]
+    for t in range(n):
+        out[t] = board
+        if t + plies < n:  # one ply on: the next move joins the look-ahead
+            board[moves[t + plies]] = colour[t + plies]
     return out
 
 

@@ -89,6 +89,7 @@ class TrainConfig:
     soft_policy_weight: float = 0.0   # kata: loss weight of the search policy at --soft-policy-temperature (0: off)
     soft_policy_temperature: float = 4.0
     short_value_weight: float = 0.0   # kata: loss weight of the short-term value target (0: off)
+    future_weight: float = 0.0        # kata: loss weight of each point's stone 8 plies on, with a head for it (0: off, no head)
     policy_surprise: float = 0.0      # weight samples by the search's disagreement with the network (0: off, 1: fully)
     decided_weight: float = 1.0       # weight of positions already decided (1 = no down-weighting)
     decided_threshold: float = 0.9    # decided: |root value| above this ...
@@ -171,7 +172,7 @@ class TrainConfig:
              "several board sizes need a network that plays every size: add --model-arch kata")
         need(len(rules) == 1 or self.model_arch == "kata", rules_field,
              "several rules need a network that reads the rule: add --model-arch kata")
-        for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight"):
+        for name in ("aux_reply_weight", "soft_policy_weight", "short_value_weight", "future_weight"):
             need(getattr(self, name) >= 0, name, "must be 0 (off) or more")
             need(getattr(self, name) == 0 or self.model_arch == "kata", name,
                  "this target needs a network with the heads for it: add --model-arch kata")

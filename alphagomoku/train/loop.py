@@ -60,6 +60,19 @@ _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arc
                     "vcf_plane_budget")
 
 
+def future_head_change(saved: dict, cfg: TrainConfig) -> str | None:
+    """Why a run with ``cfg`` cannot resume a checkpoint trained with the settings ``saved``
+    because of the future head (on with any weight above 0, else absent), or None. The weight
+    itself may change on resume; the head cannot appear or go."""
+    before = float(saved.get("future_weight", 0.0))
+    if (before > 0) == (cfg.future_weight > 0):
+        return None
+    head = lambda w: "a future head" if w > 0 else "no future head"  # noqa: E731
+    return (f"--resume: the checkpoint was trained with future_weight={before!r} ({head(before)}), "
+            f"this run asks for {cfg.future_weight!r} ({head(cfg.future_weight)}); keep the head "
+            f"on or off as it was, or start a new --run-dir")
+
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False, log: Callable[[str], None] = print,
                  progress: bool = True):
@@ -74,7 +87,8 @@ class Trainer:
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
                                                vcf_plane_budget=cfg.vcf_plane_budget,
                                                arch=cfg.model_arch,
-                                               global_pooling=bool(cfg.model_global_pooling))
+                                               global_pooling=bool(cfg.model_global_pooling),
+                                               future_head=cfg.future_weight > 0)
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
@@ -161,6 +175,9 @@ class Trainer:
                     f"--resume: the checkpoint was trained with {key}={saved[key]!r}, this run asks "
                     f"for {getattr(self.cfg, key)!r}; drop the flag or start a new --run-dir"
                 )
+        change = future_head_change(saved, self.cfg)
+        if change:
+            raise CheckpointError(change)
         try:
             self.model.load_state_dict(state.model)
             if self.average is not None:
@@ -454,7 +471,8 @@ class Trainer:
         self.model.train()
         aux = AuxWeights(reply=cfg.aux_reply_weight, soft_policy=cfg.soft_policy_weight,
                          soft_temperature=cfg.soft_policy_temperature,
-                         short_value=cfg.short_value_weight, surprise=cfg.policy_surprise)
+                         short_value=cfg.short_value_weight, future=cfg.future_weight,
+                         surprise=cfg.policy_surprise)
         sums: dict[str, float] = {}
         t0 = time.perf_counter()
         epoch = self.epoch + 1
@@ -488,7 +506,7 @@ class Trainer:
             loss=sums["loss"] / steps, value_loss=sums["value"] / steps, policy_loss=sums["policy"] / steps,
             l2=sums["l2"] / steps, policy_entropy=sums["entropy"] / steps,
             kl=policy_kl(old_log_p, self._log_policy(probe[0])),
-            **{f"{k}_loss": sums[k] / steps for k in ("reply", "soft_policy", "short_value")
+            **{f"{k}_loss": sums[k] / steps for k in ("reply", "soft_policy", "short_value", "future")
                if k in sums},
         )
 

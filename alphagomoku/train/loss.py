@@ -49,6 +49,9 @@ class AuxWeights:
       probabilities to the power ``1 / soft_temperature``, renormalised), which makes the
       network rank the moves the search barely tried;
     * ``short_value``: the short-term value (:func:`alphagomoku.train.buffer.short_term_values`);
+    * ``future``: each point's stone FUTURE_PLIES plies on (:mod:`alphagomoku.train.buffer`),
+      +1 the side to move's, -1 the opponent's, 0 empty: a squared error per point, averaged
+      over the board, so that it weighs about what one value term does;
     * ``surprise``: each sample weighted ``(1 - surprise) + surprise * KL / mean KL``, the KL
       from the search policy to the network's: positions where the search disagreed with the
       network count more. It scales a sample's value term as well as its policy term (KataGo
@@ -59,11 +62,12 @@ class AuxWeights:
     soft_policy: float = 0.0
     soft_temperature: float = 4.0
     short_value: float = 0.0
+    future: float = 0.0
     surprise: float = 0.0
 
     @property
     def needs_heads(self) -> bool:
-        return self.reply > 0 or self.soft_policy > 0 or self.short_value > 0
+        return self.reply > 0 or self.soft_policy > 0 or self.short_value > 0 or self.future > 0
 
 
 def soft_policy_target(policy: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -80,6 +84,7 @@ def _cross_entropy(target: torch.Tensor, log_p: torch.Tensor) -> torch.Tensor:
 def training_loss(model, planes, target_policy, target_value, weight_decay: float,
                   policy_weight: torch.Tensor, value_weight: torch.Tensor,
                   reply: torch.Tensor, reply_weight: torch.Tensor, short_value: torch.Tensor,
+                  future: torch.Tensor | None = None, future_weight: torch.Tensor | None = None,
                   aux: AuxWeights = AuxWeights()) -> dict:
     """:func:`alphazero_loss` with the targets of ``aux`` added (the tensors are a
     :class:`alphagomoku.train.augment.Batch`'s). A target whose weight is 0 adds nothing,
@@ -88,7 +93,7 @@ def training_loss(model, planes, target_policy, target_value, weight_decay: floa
         return alphazero_loss(model, planes, target_policy, target_value, weight_decay,
                               policy_weight, value_weight)
     if aux.needs_heads:
-        logits_all, values_all = model(planes, all_heads=True)
+        logits_all, values_all, future_all = model(planes, all_heads=True)
         logits, value = logits_all[:, 0].float(), values_all[:, 0].float()
     else:
         logits, value = model(planes)
@@ -121,6 +126,13 @@ def training_loss(model, planes, target_policy, target_value, weight_decay: floa
         short = values_all[:, 1].float().reshape(-1)
         parts["short_value"] = _weighted_mean((short - short_value) ** 2, value_weight)
         loss = loss + aux.short_value * parts["short_value"]
+    if aux.future > 0:
+        if future_all is None:
+            raise ValueError("a future target needs a network with a future head "
+                             "(ModelConfig future_head)")
+        error = ((future_all.float() - future) ** 2).mean(dim=1)
+        parts["future"] = _weighted_mean(error, future_weight)
+        loss = loss + aux.future * parts["future"]
     with torch.no_grad():
         entropy = -(log_p.exp() * log_p).sum(dim=1).mean()
     return {"loss": loss, "entropy": entropy, **parts}

@@ -13,7 +13,8 @@ COLUMNS = (
     "resignations", "vcf_endings", "false_resignations", "selfplay_seconds", "positions_per_second",
     "network_share", "cache_hit_share", "buffer_positions", "train_steps", "train_seconds",
     "samples_per_second",
-    "loss", "value_loss", "policy_loss", "reply_loss", "soft_policy_loss", "short_value_loss", "l2",
+    "loss", "value_loss", "policy_loss", "reply_loss", "soft_policy_loss", "short_value_loss",
+    "future_loss", "l2",
     "policy_entropy", "kl", "lr",
     "score_vs_best", "elo_vs_best", "promoted", "elo", "score_vs_baseline", "elo_vs_baseline",
 )
