@@ -17,7 +17,6 @@ from alphagomoku.selfplay.training_game import TrainingGame
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import FUTURE_PLIES, ReplayBuffer, future_boards, short_term_values
 from alphagomoku.train.config import ConfigError, TrainConfig
-from alphagomoku.train.loop import future_head_change
 from alphagomoku.train.loss import AuxWeights, alphazero_loss, soft_policy_target, training_loss
 
 GAME = GameConfig(width=9)
@@ -309,9 +308,9 @@ def test_a_future_target_needs_the_head(kata_batch):
 
 def test_a_resumed_run_keeps_the_future_head_on_or_off():
     on = TrainConfig(model_arch="kata", future_weight=0.25)
-    assert future_head_change(on.to_dict(), TrainConfig(model_arch="kata", future_weight=1.0)) is None
-    assert future_head_change({}, TrainConfig(model_arch="kata")) is None
-    assert future_head_change(on.to_dict(), TrainConfig(model_arch="kata")) == (
+    assert TrainConfig(model_arch="kata", future_weight=1.0).resume_refusal(on.to_dict()) is None
+    assert TrainConfig(model_arch="kata").resume_refusal({}) is None
+    assert TrainConfig(model_arch="kata").resume_refusal(on.to_dict()) == (
         "--resume: the checkpoint was trained with future_weight=0.25 (a future head), this run "
         "asks for 0.0 (no future head); keep the head on or off as it was, or start a new "
         "--run-dir")

@@ -19,6 +19,9 @@ from alphagomoku.train.variants import Variant, run_variants
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
+# Settings that define what is being learned: a resumed run must keep them.
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
+                    "model_global_pooling", "vcf_plane_budget")
 
 
 class ConfigError(ValueError):
@@ -303,6 +306,23 @@ class TrainConfig:
         return 1800.0 if backend == "ray" else 180.0
 
     # -- (de)serialisation ------------------------------------------------------------------------
+    def resume_refusal(self, saved: dict) -> str | None:
+        """Why this run cannot resume a checkpoint trained with the settings ``saved``, or None.
+        The settings that define what is learned must stay; the future head may not appear or
+        go (its weight may change)."""
+        for key in _FIXED_ON_RESUME:
+            if key in saved and saved[key] != getattr(self, key):
+                return (f"--resume: the checkpoint was trained with {key}={saved[key]!r}, this run "
+                        f"asks for {getattr(self, key)!r}; drop the flag or start a new --run-dir")
+        before = float(saved.get("future_weight", 0.0))
+        if (before > 0) != (self.future_weight > 0):
+            head = lambda w: "a future head" if w > 0 else "no future head"  # noqa: E731
+            return (f"--resume: the checkpoint was trained with future_weight={before!r} "
+                    f"({head(before)}), this run asks for {self.future_weight!r} "
+                    f"({head(self.future_weight)}); keep the head on or off as it was, or start a "
+                    f"new --run-dir")
+        return None
+
     def to_dict(self) -> dict:
         return asdict(self)
 

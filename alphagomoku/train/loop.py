@@ -55,24 +55,6 @@ from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
-# Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch", "model_global_pooling",
-                    "vcf_plane_budget")
-
-
-def future_head_change(saved: dict, cfg: TrainConfig) -> str | None:
-    """Why a run with ``cfg`` cannot resume a checkpoint trained with the settings ``saved``
-    because of the future head (on with any weight above 0, else absent), or None. The weight
-    itself may change on resume; the head cannot appear or go."""
-    before = float(saved.get("future_weight", 0.0))
-    if (before > 0) == (cfg.future_weight > 0):
-        return None
-    head = lambda w: "a future head" if w > 0 else "no future head"  # noqa: E731
-    return (f"--resume: the checkpoint was trained with future_weight={before!r} ({head(before)}), "
-            f"this run asks for {cfg.future_weight!r} ({head(cfg.future_weight)}); keep the head "
-            f"on or off as it was, or start a new --run-dir")
-
-
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False, log: Callable[[str], None] = print,
                  progress: bool = True):
@@ -169,15 +151,9 @@ class Trainer:
         except CheckpointError as e:
             raise CheckpointError(f"{e}\n{_intact_checkpoint_hint(path.parent)}") from None
         saved = state.config
-        for key in _FIXED_ON_RESUME:
-            if key in saved and saved[key] != getattr(self.cfg, key):
-                raise CheckpointError(
-                    f"--resume: the checkpoint was trained with {key}={saved[key]!r}, this run asks "
-                    f"for {getattr(self.cfg, key)!r}; drop the flag or start a new --run-dir"
-                )
-        change = future_head_change(saved, self.cfg)
-        if change:
-            raise CheckpointError(change)
+        refusal = self.cfg.resume_refusal(saved)
+        if refusal:
+            raise CheckpointError(refusal)
         try:
             self.model.load_state_dict(state.model)
             if self.average is not None:
