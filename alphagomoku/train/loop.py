@@ -55,6 +55,7 @@ from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.plot import plot_progress
 
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False, log: Callable[[str], None] = print,
                  progress: bool = True):
