@@ -191,6 +191,26 @@ def test_a_network_from_a_file_runs_on_onnx_runtime_and_a_model_object_on_torch(
     assert from_file.choose(BLOCK) == live.choose(BLOCK)
 
 
+def test_players_of_one_process_share_the_network_of_an_unchanged_file(tiny_model_path, tmp_path):
+    """A match's worker builds new players for every game; reading the same file again gives
+    the network already read, and a rewritten file is read anew."""
+    import os
+    import shutil
+
+    path = tmp_path / "net.pt"
+    shutil.copy(tiny_model_path, path)
+    first = NetworkPlayer(path, device="cpu", simulations=16)
+    again = NetworkPlayer(path, device="cpu", simulations=16)
+    assert again.model is first.model and again.evaluator is first.evaluator
+    for player in (first, again):
+        player.reset(GAME9)
+    assert first.choose(BLOCK) == again.choose(BLOCK)
+    assert NetworkPlayer(path, device="cpu", backend="torch").evaluator is not first.evaluator
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert NetworkPlayer(path, device="cpu", simulations=16).evaluator is not first.evaluator
+
+
 def test_network_player_rejects_a_bad_weights_file(tmp_path):
     from alphagomoku.nn import CheckpointError
 

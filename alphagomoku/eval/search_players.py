@@ -9,6 +9,7 @@ until a network player loads a ``.pt`` file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 import dataclasses
 import time
 from pathlib import Path
@@ -41,6 +42,28 @@ from alphagomoku.nn.onnx_file import is_onnx_file, read_onnx_file
 # searches before it evaluated below the new root (`benchmark.py cache` measures how much).
 # About 1.5 KB a position on 15x15: 46 MB.
 PLAYER_EVAL_CACHE = 32_768
+
+# A match's workers build fresh players for every game (alphagomoku.eval.arena). Reading a
+# weights file and exporting it for ONNX Runtime took a sixth of a worker's time in a match at
+# 200 simulations a move, so a process keeps the networks it last read from files, by path,
+# size and modification time. A network read from a file never changes its weights, so the
+# players of one process can share it; each keeps its own evaluation cache.
+_FILE_NETWORKS: OrderedDict = OrderedDict()
+_FILE_NETWORKS_KEPT = 4
+
+
+def _file_network(path, options: tuple, read: Callable[[], tuple]) -> tuple:
+    """``read()``'s answer for the file at ``path`` read with ``options``, from this process's
+    last reads when the file is unchanged since."""
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns, options)
+    if key in _FILE_NETWORKS:
+        _FILE_NETWORKS.move_to_end(key)
+        return _FILE_NETWORKS[key]
+    loaded = _FILE_NETWORKS[key] = read()
+    while len(_FILE_NETWORKS) > _FILE_NETWORKS_KEPT:
+        _FILE_NETWORKS.popitem(last=False)
+    return loaded
 
 
 class PureMCTSPlayer:
@@ -281,7 +304,8 @@ class NetworkPlayer(PuctPlayer):
                 raise ValueError(f"{source} is an ONNX file, which runs on ONNX Runtime on the "
                                  f"CPU; give the .pt weights for device {device!r} or torch")
             self.device = DeviceChoice("cpu", "cpu", cpu_name(), "an ONNX file runs on the CPU")
-            self.model = self.evaluator = read_onnx_file(source, threads)
+            self.model = self.evaluator = _file_network(
+                source, ("onnx", threads), lambda: read_onnx_file(source, threads))
             label = Path(source).name
         else:
             self._load(source, device, backend, threads)
@@ -300,11 +324,15 @@ class NetworkPlayer(PuctPlayer):
 
         self.device = select_device(device)
         if isinstance(source, (str, Path)):
-            self.model = load_model(source, device=self.device.device)
+            def read():
+                model = load_model(source, device=self.device.device)
+                return model, make_evaluator(model, self.device.device, backend, threads=threads)
+
+            self.model, self.evaluator = _file_network(
+                source, (self.device.device, backend, threads), read)
         else:
             self.model = source
-            backend = "torch"
-        self.evaluator = make_evaluator(self.model, self.device.device, backend, threads=threads)
+            self.evaluator = make_evaluator(source, self.device.device, "torch", threads=threads)
 
     def cache_capacity(self) -> int:
         """The answers its cache keeps: ``eval_cache``, or fewer when a memory limit must also
