@@ -2,8 +2,11 @@
 # What each part of a recipe is worth (docs/benchmarks.md): a base run of RECIPE and one run per
 # change, each from scratch for MINUTES on this machine, one after another (nothing else should
 # run meanwhile: the budget is wall time). Then each final network plays the base run's, GAMES
-# games at 200 simulations a move from balanced openings, each opening with both colours, and a
-# second base run with another seed shows how far two runs of the same recipe land apart.
+# games at 200 simulations a move from balanced openings, each opening with both colours.
+#
+# A machine's speed can drift over the hours this takes, so the base run that the others play
+# is trained last; the same base run trained first (base-early) shows how much the drift
+# matters, and one with another seed (base-seedN) how far two runs of the same recipe land apart.
 #
 #   bash tools/ablation.sh RECIPE NAME=KEY=VALUE[;KEY=VALUE] ...
 #   e.g. bash tools/ablation.sh kata-hour no-pool=model_global_pooling=0 \
@@ -16,7 +19,7 @@
 # The table goes to $OUT/table.md.
 set -u
 if [ $# -lt 1 ]; then
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 RECIPE=$1; shift
@@ -37,6 +40,10 @@ train() {  # train NAME SEED [--set KEY=VALUE ...]
         echo "$name: trained already ($OUT/$name/$SNAPSHOT)"
         return 0
     fi
+    if [ -e "$OUT/$name" ]; then
+        echo "$name: $OUT/$name holds an unfinished run (no $SNAPSHOT); delete it to train again"
+        return 1
+    fi
     echo "$(date +%T) training $name ($*)"
     "$PY" scripts/benchmark.py learning --minutes "$MINUTES" --recipe "$RECIPE" --snapshots 1 \
         --rung random --games 2 --seed "$seed" --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1 \
@@ -55,8 +62,8 @@ match() {  # match NAME: NAME's network against the base run's
         || { echo "$name: match failed, see $OUT/$name.err"; return 1; }
 }
 
-names=(base-seed$((SEED + 1)))
-train base "$SEED" || exit 1
+names=(base-early "base-seed$((SEED + 1))")
+train base-early "$SEED" || exit 1
 train "base-seed$((SEED + 1))" $((SEED + 1))
 for change in "$@"; do
     name=${change%%=*}
@@ -66,27 +73,39 @@ for change in "$@"; do
     train "$name" "$SEED" "${sets[@]}"
     names+=("$name")
 done
+train base "$SEED" || exit 1
 for name in "${names[@]}"; do match "$name"; done
 
 "$PY" - "$OUT" "$MINUTES" "$GAMES" "${names[@]}" <<'EOF'
-import json, sys
+import csv, json, sys
 from pathlib import Path
 
 out, minutes, games, names = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
-rows = [f"Each run {minutes} minutes from scratch; each network against the base run's, "
-        f"{games} games at 200 simulations a move.", "",
-        "| run | W-D-L | score | Elo (95%, by pairs) | as black | as white |", "|---|---|---|---|---|---|"]
+
+
+def epochs(name):  # how much training the run got in its minutes
+    path = out / name / "metrics.csv"
+    if not path.is_file():
+        return "?"
+    with path.open() as f:
+        return str(sum(1 for _ in csv.DictReader(f)))
+
+
+rows = [f"Each run {minutes} minutes from scratch; each network against the base run's (trained "
+        f"last, {epochs('base')} epochs), {games} games at 200 simulations a move.", "",
+        "| run | epochs | W-D-L | score | Elo (95%, by pairs) | as black | as white |",
+        "|---|---|---|---|---|---|---|"]
 for name in names:
     path = out / f"{name}.json"
     if not path.is_file():
-        rows.append(f"| {name} | not measured | | | | |")
+        rows.append(f"| {name} | {epochs(name)} | not measured | | | | |")
         continue
     r = json.loads(path.read_text())
     e = r["elo_paired"]
     side = lambda s: f"{s['wins']}-{s['draws']}-{s['losses']}"
-    rows.append(f"| {name} | {r['wins']}-{r['draws']}-{r['losses']} | {r['score']:.3f} | "
-                f"{round(e['elo']) or 0:+d} [{round(e['lower']) or 0:+d}, {round(e['upper']) or 0:+d}] | "
-                f"{side(r['a_as_black'])} | {side(r['a_as_white'])} |")
+    rows.append(f"| {name} | {epochs(name)} | {r['wins']}-{r['draws']}-{r['losses']} | "
+                f"{r['score']:.3f} | {round(e['elo']) or 0:+d} [{round(e['lower']) or 0:+d}, "
+                f"{round(e['upper']) or 0:+d}] | {side(r['a_as_black'])} | {side(r['a_as_white'])} |")
 (out / "table.md").write_text("\n".join(rows) + "\n")
 print("\n".join(rows))
 EOF
