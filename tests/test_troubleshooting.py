@@ -475,7 +475,7 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
 
 
 @pytest.mark.parametrize("script, steps_expected", [("cuda_check.sh", 12),
-                                                     ("gpu_selfplay_check.sh", 7)])
+                                                     ("gpu_selfplay_check.sh", 9)])
 def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected):
     """The tools/ scripts run on a GPU machine, never in CI: their commands are parsed here."""
     path = ROOT / "tools" / script
@@ -489,7 +489,8 @@ def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected)
         line = line.replace("${preset}", "tiny").replace("$preset", "tiny")
         line = line.replace('"$WORKERS"', "8").replace("$((2 * WORKERS))", "16")
         words = shlex.split(line.replace('"$DEVICE"', "cuda").replace("$WORK", "/tmp/w")
-                            .replace('"$GAMES"', "256"))
+                            .replace('"$GAMES"', "256").replace('"$games"', "256")
+                            .replace('"$FIRST"', "256"))
         if "pytest" in words:  # the gpu-marked tests: pytest's own flags
             assert "-m" in words and "gpu" in words, line
             continue
