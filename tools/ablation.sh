@@ -15,11 +15,12 @@
 # MINUTES (default 12), GAMES (default 200), SEED (default 1), OUT (default runs/ablation/RECIPE),
 # PY (default .venv/bin/python, else python3) and BALANCE (the model whose even openings are
 # played; default the shipped one) come from the environment. A run or match already done (its
-# snapshot or JSON exists) is not done again, so an interrupted ablation picks up where it stopped.
-# The table goes to $OUT/table.md.
+# snapshot or JSON exists) is not done again, so an interrupted ablation picks up where it stopped;
+# a run cut off before its snapshot is named, for you to delete and train again. The table goes
+# to $OUT/table.md.
 set -u
 if [ $# -lt 1 ]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 RECIPE=$1; shift
