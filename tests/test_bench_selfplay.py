@@ -76,6 +76,25 @@ def test_profile_says_where_a_workers_time_goes():
     assert len(tenths) == 10 and all(b >= 1 for b in tenths)
 
 
+def test_profile_against_the_stand_in_device_times_the_plane_budget_on_the_same_trees():
+    """Its answers ignore the VCF planes, so two budgets build the same trees and send the same
+    batches: only the kernels' work differs."""
+    runs = {}
+    for budget in ("0", "20"):
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json",
+             "--profile", "--simulated-device", "0,0", "--board-size", "7", "--simulations", "8",
+             "--games-per-worker", "3", "--vcf-plane-budget", budget],
+            capture_output=True, text=True, timeout=300, cwd=ROOT,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs[budget] = json.loads(out.stdout)["selfplay"]
+    for r in runs.values():
+        assert r["simulated_gather_us_per_leaf"] > 0 and r["simulated_apply_us_per_leaf"] > 0
+        assert not any(k.startswith(("torch_", "onnx_")) for k in r)
+    assert runs["0"]["simulated_mean_batch_by_tenth"] == runs["20"]["simulated_mean_batch_by_tenth"]
+
+
 def test_repeats_must_be_positive():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
                           "--repeats", "0"], capture_output=True, text=True, timeout=60, cwd=ROOT)

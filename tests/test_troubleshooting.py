@@ -475,7 +475,7 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
 
 
 @pytest.mark.parametrize("script, steps_expected", [("cuda_check.sh", 12),
-                                                     ("gpu_selfplay_check.sh", 9)])
+                                                     ("gpu_selfplay_check.sh", 10)])
 def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected):
     """The tools/ scripts run on a GPU machine, never in CI: their commands are parsed here."""
     path = ROOT / "tools" / script

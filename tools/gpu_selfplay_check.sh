@@ -11,7 +11,10 @@
 #   4. with MPS=1, the first new tiny row again under NVIDIA's multi-process service, which
 #      lets the workers' kernels share the GPU instead of taking turns (left out, and said so,
 #      where the daemon will not start);
-#   5. small at the other sizes, and the steps that say where the gain comes from (fp32; two
+#   5. small at the first size without the evaluation cache: on a fast device the workers are
+#      CPU-bound, and the cache's bookkeeping (about 7 us of a worker's CPU a position on the
+#      CPU machine) may cost more than the few evaluations it saves;
+#   6. small at the other sizes, and the steps that say where the gain comes from (fp32; two
 #      groups and graphs at 64 games; twice the workers).
 # The steps run in that order, each with its own limit, and a step that would end after
 # $DEADLINE seconds (default 540) is left out and said so: a short lease still gets the figures
@@ -64,6 +67,9 @@ if [ "${MPS:-0}" = 1 ]; then
         echo "== tiny_new_${FIRST}_mps: left out (the MPS daemon did not start: $(head -c 200 "$OUT/mps.log"))"
     fi
 fi
+step "small_new_${FIRST}_no_cache" 120 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
+    --preset small --workers "$WORKERS" --repeats 1 --groups 2 --games-per-worker "$FIRST" \
+    --games-at-once "$FIRST" --eval-cache 0 --json
 for games in "${games_list[@]:1}"; do
     step "small_new_${games}" 150 $PY scripts/benchmark.py selfplay --device "$DEVICE" \
         --preset small --workers "$WORKERS" --repeats 1 --groups 2 \

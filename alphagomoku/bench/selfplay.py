@@ -91,8 +91,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the old path); default: the recipe's, auto")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing the pool, profile one worker's games in this process "
-                        "(cProfile, one thread, each backend): where its time goes, and the "
-                        "search kernels' microseconds a leaf")
+                        "(cProfile, one thread, each backend, or against --simulated-device "
+                        "when it is given): where its time goes, and the search kernels' "
+                        "microseconds a leaf")
 
 
 def recipe_config(args):
@@ -185,21 +186,26 @@ def _pool_run(spec, workers: int, weights: str, games_per_worker: int, seed: int
     }
 
 
-def _profile(spec, model, device, backend: str, games: int, seed: int, top: int = 12) -> dict:
-    """One worker's ``play_games`` under cProfile, after an untimed warm-up game, with the
-    network batch it sent through the task: the mean over each tenth of its network calls
-    (the balanced openings' calls among them)."""
-    import cProfile
-    import pstats
-
+def _network_evaluator(spec, model, device, backend: str):
+    """The evaluator a self-play worker of ``spec`` would make for ``backend``."""
     import torch
 
     from alphagomoku.nn.inference_backend import make_evaluator
-    from alphagomoku.selfplay.game_loop import play_games
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    ev = make_evaluator(model.to(device), device, backend, threads=1, amp=spec.inference_amp)
+    return make_evaluator(model.to(device), device, backend, threads=1, amp=spec.inference_amp)
+
+
+def _profile(spec, ev, games: int, seed: int, top: int = 12) -> dict:
+    """One worker's ``play_games`` with evaluator ``ev`` under cProfile, after an untimed
+    warm-up game, with the network batch it sent through the task: the mean over each tenth of
+    its network calls (the balanced openings' calls among them)."""
+    import cProfile
+    import pstats
+
+    from alphagomoku.selfplay.game_loop import play_games
+
     play_games(ev, spec.game, spec.search, spec.settings, 1, seed + 999)
     batches: list[int] = []
 
@@ -383,12 +389,19 @@ def run(args) -> dict:
     compile_selfplay_kernels(cfg.game)
     if args.simulated_device:
         from alphagomoku.bench import UsageError
-        from alphagomoku.nn.simulated import parse_simulated_device
+        from alphagomoku.nn.simulated import SimulatedDevice, parse_simulated_device
 
         try:
             launch, per = parse_simulated_device(args.simulated_device)
         except ValueError as e:
             raise UsageError(str(e)) from None
+        if args.profile:
+            # Its answers ignore the VCF planes, so runs that differ only in the plane budget
+            # build the same trees: the budget's cost, alone.
+            ev = SimulatedDevice(model.config, launch, per, args.seed)
+            return {"recipe": args.recipe, "preset": preset, **{
+                f"simulated_{k}": v
+                for k, v in _profile(spec, ev, cfg.games_per_task, args.seed).items()}}
         groups = args.groups or 2
         return {"recipe": args.recipe, "preset": preset, "search": cfg.search,
                 "simulations": cfg.simulations, "vcf_plane_budget": cfg.vcf_plane_budget,
@@ -398,8 +411,8 @@ def run(args) -> dict:
     if args.profile:
         return {"recipe": args.recipe, "preset": preset, **{
             f"{b}_{k}": v for b in backends
-            for k, v in _profile(spec, model, choice.device, b, cfg.games_per_task,
-                                 args.seed).items()}}
+            for k, v in _profile(spec, _network_evaluator(spec, model, choice.device, b),
+                                 cfg.games_per_task, args.seed).items()}}
     out: dict = {
         "device": str(choice),
         "recipe": args.recipe,

@@ -66,4 +66,5 @@ def keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:
     out = np.empty((n, -(-m // 8) + -(-a // 8)), np.uint8)
     if not pack_keys(flat, mask, out):
         out = np.concatenate([flat.view(np.uint8), np.packbits(mask, axis=1)], axis=1)
-    return [row.tobytes() for row in out]
+    # One bytes object a row in a single call (numpy's void scalars list as bytes).
+    return out.view(np.dtype((np.void, out.shape[1]))).ravel().tolist()
