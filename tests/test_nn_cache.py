@@ -98,19 +98,22 @@ def test_what_the_caller_does_to_an_answer_does_not_change_the_cache():
     np.testing.assert_array_equal(cache(planes, legal)[0], kept)
 
 
-def test_planes_with_other_values_than_0_and_1_are_told_apart():
-    """Bits would do for this project's planes; other inputs are keyed by their bytes."""
+def test_planes_with_other_values_than_0_and_1_pass_through_and_are_never_kept():
+    """Bits key this project's planes; other inputs go to the network every time."""
     net = CountingNet()
     cache = EvaluationCache(net, capacity=10)
     planes, legal = _positions([[24], [24]])
     planes[1, 0, 0, 0] = 0.5
     planes[0, 0, 0, 0] = 0.25
-    cache(planes, legal)
-    assert len(net.seen) == 2
+    first = cache(planes, legal)
+    np.testing.assert_array_equal(first[0], CountingNet()(planes, legal)[0])
+    assert len(net.seen) == 2 and len(cache) == 0
     planes2 = planes.copy()
     planes2[1, 0, 0, 0] = 0.75
-    cache(planes2, legal)
-    assert len(net.seen) == 3
+    second = cache(planes2, legal)
+    assert len(net.seen) == 4 and (cache.hits, cache.misses) == (0, 4)
+    np.testing.assert_array_equal(second[0][0], first[0][0])
+    assert not np.array_equal(second[0][1], first[0][1])
 
 
 def test_the_legal_mask_is_part_of_the_key():
@@ -122,32 +125,60 @@ def test_the_legal_mask_is_part_of_the_key():
     assert len(net.seen) == 2 and priors[1, 0] == 0 and priors[0, 0] > 0
 
 
-def _keys_twin(planes, legal):
-    """The keys in plain numpy: the compiled packing's slow twin."""
+def _words_twin(planes, legal):
+    """The keys in plain numpy: the compiled packing's slow twin (None for non-0/1 planes)."""
     n = len(planes)
     flat = planes.reshape(n, -1)
-    if ((flat == 0) | (flat == 1)).all():
-        stones = np.packbits(flat != 0, axis=1)
-    else:
-        stones = np.ascontiguousarray(flat).view(np.uint8)
-    rows = np.concatenate([stones, np.packbits(legal.reshape(n, -1) != 0, axis=1)], axis=1)
-    return [row.tobytes() for row in rows]
+    if not ((flat == 0) | (flat == 1)).all():
+        return None
+    rows = np.concatenate([np.packbits(flat != 0, axis=1),
+                           np.packbits(legal.reshape(n, -1) != 0, axis=1)], axis=1)
+    pad = -rows.shape[1] % 8
+    return np.concatenate([rows, np.zeros((n, pad), np.uint8)], axis=1).view(np.uint64)
 
 
 @pytest.mark.parametrize("shape", [(5, 7, 15, 15), (3, 9, 9, 9), (4, 5, 6, 7), (1, 2, 3, 3)])
 def test_the_compiled_keys_equal_the_numpy_ones(shape):
-    from alphagomoku.nn.cache_keys import keys
+    from alphagomoku.nn.cache_keys import key_words
 
     rng = np.random.default_rng(sum(shape))
     n, area = shape[0], shape[2] * shape[3]
     planes = (rng.random(shape) < 0.3).astype(np.float32)
     legal = rng.random((n, area)) < 0.8
-    assert keys(planes, legal) == _keys_twin(planes, legal)
-    assert len(set(keys(planes, legal))) == len({p.tobytes() + m.tobytes()
-                                                  for p, m in zip(planes, legal)})
-    planes[-1, 0, 0, 0] = 0.5  # not a 0/1 plane: raw bytes, as the twin
-    assert keys(planes, legal) == _keys_twin(planes, legal)
-    assert keys(planes.astype(np.float64), legal) == _keys_twin(planes.astype(np.float64), legal)
+    np.testing.assert_array_equal(key_words(planes, legal), _words_twin(planes, legal))
+    assert len({w.tobytes() for w in key_words(planes, legal)}) == len(
+        {p.tobytes() + m.tobytes() for p, m in zip(planes, legal)})
+    np.testing.assert_array_equal(key_words(planes.astype(np.float64), legal),
+                                  _words_twin(planes, legal))
+    planes[-1, 0, 0, 0] = 0.5  # not a 0/1 plane: no key
+    assert key_words(planes, legal) is None and _words_twin(planes, legal) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_compiled_table_keeps_and_drops_what_its_python_twin_does(seed):
+    """Random batches from a small pool of positions (repeats inside batches and across them),
+    a capacity that evicts, lowered and raised on the way: the same answers, hits, misses and
+    network calls as the OrderedDict twin."""
+    from reference_cache import ReferenceCache
+
+    rng = np.random.default_rng(seed)
+    pool_planes, pool_legal = _positions([[int(m) for m in rng.choice(49, k, replace=False)]
+                                          for k in rng.integers(1, 6, 40)])
+    fast_net, twin_net = CountingNet(), CountingNet()
+    fast, twin = EvaluationCache(fast_net, 12), ReferenceCache(twin_net, 12)
+    for step in range(60):
+        if step in (20, 40):
+            capacity = 5 if step == 20 else 30
+            fast.capacity = capacity
+            twin.capacity = capacity
+        rows = rng.integers(0, len(pool_planes), int(rng.integers(1, 10)))
+        got = fast(pool_planes[rows], pool_legal[rows])
+        want = twin(pool_planes[rows], pool_legal[rows])
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert (fast.hits, fast.misses) == (twin.hits, twin.misses)
+        assert fast_net.seen == twin_net.seen and len(fast) == len(twin.answers)
+    assert fast.hits > 50 and fast.misses > 50
 
 
 def test_an_empty_batch_passes_through():

@@ -22,6 +22,7 @@ from alphagomoku.mcts import kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import uniform_evaluator
+from alphagomoku.numba_config import compiled_entry
 from alphagomoku.mcts.root_readout import RootReadout
 from alphagomoku.mcts.tree import (
     BUDGET,
@@ -46,19 +47,6 @@ from alphagomoku.mcts.tree import (
 
 SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
 ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}
-
-
-def compiled_entry(kernel, args: tuple):
-    """``kernel``'s compiled function for exactly these argument types, called without Numba's
-    dispatch: working out the types of a forest's tuples of arrays took about three quarters of
-    each gather's and apply's call overhead (40 us a call here, 13 us without). Only for
-    arguments whose types never change (a forest's own arrays); ``kernel`` itself when Numba
-    does not expose the entry point."""
-    try:
-        sig = tuple(kernel.typeof_pyval(a) for a in args)
-        return kernel.overloads[sig].entry_point
-    except Exception:  # noqa: BLE001 - any other Numba: the ordinary dispatch
-        return kernel
 
 
 def seed_state(seed: int, index: int = 0) -> np.uint64:

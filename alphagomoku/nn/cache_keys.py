@@ -2,7 +2,8 @@
 
 A key is a position's input planes and legal mask as bits: the planes' values (0 or 1 in every
 plane this project makes) one bit each, padded to a whole byte, then the legal mask likewise,
-in :func:`numpy.packbits` order (the first value is the high bit). numpy takes several passes
+in :func:`numpy.packbits` order (the first value is the high bit), the whole padded with zeros
+to 64-bit words for the table (:mod:`alphagomoku.nn.cache_table`). numpy takes several passes
 over a batch's planes for that (a check that they are 0 or 1, the packing, a join); this kernel
 reads each value once, and the cache's bookkeeping then costs a worker less on a fast device.
 """
@@ -54,17 +55,17 @@ def pack_keys(planes, legal, out):
     return True
 
 
-def keys(planes: np.ndarray, legal: np.ndarray) -> list[bytes]:
-    """One exact key a position of the batch: its planes and legal mask as bits when the planes
-    hold only 0 and 1, else the planes' raw bytes followed by the mask's bits."""
+def key_words(planes: np.ndarray, legal: np.ndarray) -> np.ndarray | None:
+    """One exact key a position of the batch, as uint64 words (n, K): its planes and legal mask
+    as bits, zero-padded to whole words. None when a plane value is neither 0 nor 1: such
+    inputs are not this project's, and the cache passes them through."""
     n = len(planes)
     flat = np.ascontiguousarray(planes).reshape(n, -1)
     mask = np.ascontiguousarray(legal).reshape(n, -1)
     if mask.dtype != np.bool_:
         mask = mask != 0
-    m, a = flat.shape[1], mask.shape[1]
-    out = np.empty((n, -(-m // 8) + -(-a // 8)), np.uint8)
+    width = -(-flat.shape[1] // 8) + -(-mask.shape[1] // 8)
+    out = np.zeros((n, 8 * -(-width // 8)), np.uint8)
     if not pack_keys(flat, mask, out):
-        out = np.concatenate([flat.view(np.uint8), np.packbits(mask, axis=1)], axis=1)
-    # One bytes object a row in a single call (numpy's void scalars list as bytes).
-    return out.view(np.dtype((np.void, out.shape[1]))).ravel().tolist()
+        return None
+    return out.view(np.uint64)
