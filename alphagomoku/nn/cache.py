@@ -85,7 +85,7 @@ class EvaluationCache:
         if table is None:
             return
         if self._capacity <= len(table.values):
-            cache_table.shrink(table, self._capacity)
+            cache_table.set_limit(table, self._capacity)
             return
         # More slots than the table has: a larger one, the answers moved oldest first.
         slots = np.empty(len(table.values), np.int64)

@@ -236,7 +236,7 @@ def oldest_first(tb, out):
 
 
 @njit(**JIT)
-def shrink(tb, limit):
+def set_limit(tb, limit):
     """Set the table's limit to ``limit`` slots (at most its arrays' length), dropping the least
     recently used entries beyond it."""
     tb.meta[_LIMIT] = limit
