@@ -22,7 +22,6 @@ from alphagomoku.mcts import kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import uniform_evaluator
-from alphagomoku.numba_config import compiled_entry
 from alphagomoku.mcts.root_readout import RootReadout
 from alphagomoku.mcts.tree import (
     BUDGET,
@@ -44,6 +43,7 @@ from alphagomoku.mcts.tree import (
     exploration_table,
     tree_bytes,
 )
+from alphagomoku.numba_config import compiled_entry
 
 SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
 ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}

@@ -13,7 +13,6 @@ evaluator when they change.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from alphagomoku.checks import positive_int

@@ -150,7 +150,7 @@ def _remove_from_index(tb, i):
 @njit(**JIT)
 def _evict_oldest(tb):
     s = tb.meta[_TAIL]
-    i, found = _find(tb, tb.hashes[s], tb.keys[s])
+    i, _ = _find(tb, tb.hashes[s], tb.keys[s])
     _remove_from_index(tb, i)
     _unlink(tb, s)
     tb.meta[COUNT] -= 1
