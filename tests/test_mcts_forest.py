@@ -293,6 +293,29 @@ def test_forest_rejects_misuse_with_clear_errors():
         Forest((7, 7), SearchConfig(), 1)
 
 
+def test_a_rejected_answer_changes_nothing_and_rounding_past_one_is_clipped():
+    game_cfg = GameConfig(width=7, n_in_row=4)
+    forest = Forest(game_cfg, SearchConfig(num_simulations=10), 2)
+    for i in range(2):
+        forest.reset(i, Position(game_cfg))
+    n = forest.gather()
+    before = forest._trees.nodes.copy(), forest._trees.values.copy()
+    priors = np.ones((n, 49), np.float32)
+    for bad_priors, bad_values in ((np.inf, 0.0), (-1.0, 0.0), (1.0, np.nan), (1.0, -1.001)):
+        p = priors.copy()
+        p[-1, 3] = bad_priors
+        v = np.zeros(n, np.float32)
+        v[-1] = bad_values
+        with pytest.raises(ValueError, match="finite"):
+            forest.apply(p, v)
+        assert np.array_equal(forest._trees.nodes, before[0])
+        assert np.array_equal(forest._trees.values, before[1])
+    values = np.array([1.00005, -1.00005][:n], np.float32)
+    forest.apply(priors, values)
+    assert values[0] == np.float32(1.00005)  # the caller's array as it was
+    assert forest.root_value(0) == 1.0 and (n < 2 or forest.root_value(1) == -1.0)
+
+
 def test_running_out_of_nodes_is_reported():
     game_cfg = GameConfig(width=7, n_in_row=4)
     forest = Forest(game_cfg, SearchConfig(num_simulations=100), 1, max_nodes=20)

@@ -7,6 +7,7 @@ cache must answer through submit/collect as it does when called.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -82,6 +83,32 @@ def test_more_groups_than_games_are_as_many_groups_as_games():
     _, stats = play_games(device(), GAME, search, SelfPlaySettings(games_at_once=2, groups=4), 2,
                           seed=0)
     assert stats["groups"] == 2
+
+
+def test_staggered_games_start_their_first_searches_a_round_apart():
+    search = SearchConfig(num_simulations=8, root_rule="gumbel", gumbel_m=4)
+    ev = device()
+    sizes = []
+
+    def recording(planes, legal):
+        sizes.append(len(planes))
+        return ev.answer(planes, legal)
+
+    recording.config = ev.config
+    settings = SelfPlaySettings(games_at_once=6, eval_cache=0, stagger=3)
+    staggered, _ = play_games(recording, GAME, search, settings, 6, seed=4)
+    # Slots 0 and 3 start in round 0, 1 and 4 join in round 1, 2 and 5 in round 2.
+    assert sizes[:3] == [2, 4, 6]
+    sizes.clear()
+    play_games(recording, GAME, search, dataclasses.replace(settings, stagger=0), 6, seed=4)
+    assert sizes[0] == 6
+    # None staggers over the search's length; the games are whole either way.
+    sizes.clear()
+    default, _ = play_games(recording, GAME, search, dataclasses.replace(settings, stagger=None),
+                            6, seed=4)
+    assert sizes[:2] == [1, 2] and len(default) == len(staggered) == 6
+    with pytest.raises(ValueError, match="stagger"):
+        SelfPlaySettings(stagger=-1)
 
 
 class _Worked:

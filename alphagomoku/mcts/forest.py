@@ -18,7 +18,7 @@ from alphagomoku.game.constants import (
 )
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.game.rule_planes import fill_rule_planes
-from alphagomoku.mcts import kernels, playouts, reuse
+from alphagomoku.mcts import batch_checks, kernels, playouts, reuse
 from alphagomoku.mcts.config import SearchConfig
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.mcts.policy import uniform_evaluator
@@ -165,9 +165,9 @@ class Forest(RootReadout):
         self._target = np.full(num_trees, cfg.num_simulations, dtype=np.int64)
         self._positions: list[Position | None] = [None] * num_trees
         self._lane_pending = [0] * lanes
-        # gather's and apply's compiled entry points, found at their first call.
-        self._gather_kernel = None
-        self._apply_kernel = None
+        # Kernels' compiled entry points, found at their first call (see _run).
+        self._entries: dict = {}
+        self._quota = np.zeros(num_trees, dtype=np.int64)
         # The lane whose leaves of tree t await apply(), or -1.
         self._in_lane = np.full(num_trees, -1, dtype=np.int64)
         #: float32 (max_leaves, planes, H, W): the input planes of the leaves of the last
@@ -175,6 +175,18 @@ class Forest(RootReadout):
         self.planes = self._leaves.planes
         #: bool (max_leaves, H*W): their legal moves.
         self.legal = self._leaves.legal
+
+    def _run(self, kernel, *args):
+        """``kernel(*args)``, past Numba's type dispatch after the first call. Only for calls
+        whose arguments always have the same types (the forest's own arrays, Python ints and
+        bools, int8 boards): working out the types of the tuples of arrays costs more than a
+        small gather, and more than the root scan of each move."""
+        entry = self._entries.get(kernel)
+        if entry is None:
+            result = kernel(*args)
+            self._entries[kernel] = compiled_entry(kernel, args)
+            return result
+        return entry(*args)
 
     # -- roots --------------------------------------------------------------------------------
     def _check_tree(self, i) -> int:
@@ -269,8 +281,9 @@ class Forest(RootReadout):
             raise ValueError("the side to move has no legal move in this position")
         if seed is not None:
             self._trees.rng[i] = seed_state(seed)
-        kernels.clear_tree(self._trees, i)
-        kernels.set_root_position(self._trees, self._params, i, board, to_move, last_move)
+        self._run(kernels.clear_tree, self._trees, i)
+        self._run(kernels.set_root_position, self._trees, self._params, i,
+                  np.ascontiguousarray(board, dtype=np.int8), int(to_move), int(last_move))
         self._live[i] = True
         self._set_budget(i, self.cfg.num_simulations)
 
@@ -316,25 +329,24 @@ class Forest(RootReadout):
         if self._lane_pending[lane]:
             raise RuntimeError(f"cannot gather again while {self._lane_pending[lane]} leaves of "
                                f"the last gather in lane {lane} await apply()")
-        room = self._target - self._trees.nodes[:, ROOT, VISITS].astype(np.int64)
-        if active is None:
-            quota = np.where(self._live & (room > 0), room, 0)
-        else:
-            mask = self._check_active(active)
-            quota = np.where(mask, np.where(room > 0, room, self.cfg.leaves_per_tree), 0)
-        if self.lanes > 1:
-            busy = (quota > 0) & (self._in_lane >= 0)
-            if busy.any():
-                t = int(np.flatnonzero(busy)[0])
-                raise RuntimeError(f"tree {t} has leaves in lane {self._in_lane[t]} that await "
-                                   "apply(): it cannot gather in another lane meanwhile")
+        use_active = active is not None
+        if use_active:
+            active = np.asarray(active)
+            if active.dtype != np.bool_ or active.shape != (self.num_trees,):
+                raise ValueError(f"active must be a bool array of shape ({self.num_trees},), "
+                                 f"got {active.dtype} {active.shape}")
+        quota = self._quota
+        found, t = self._run(batch_checks.plan_quota, self._trees.nodes, self._target,
+                             self._live, active if use_active else self._live, use_active,
+                             self.cfg.leaves_per_tree, self._in_lane, quota)
+        if found == batch_checks.NOTHING_TO_SEARCH:
+            raise ValueError(f"tree {t} has nothing to search: reset() it first, or its game "
+                             "is over")
+        if found == batch_checks.IN_OTHER_LANE:
+            raise RuntimeError(f"tree {t} has leaves in lane {self._in_lane[t]} that await "
+                               "apply(): it cannot gather in another lane meanwhile")
         leaves = self._lane_leaves[lane]
-        args = (self._trees, leaves, self._scratch, self._params, quota)
-        if self._gather_kernel is None:
-            n = int(kernels.gather(*args))
-            self._gather_kernel = compiled_entry(kernels.gather, args)
-        else:
-            n = int(self._gather_kernel(*args))
+        n = int(self._run(kernels.gather, self._trees, leaves, self._scratch, self._params, quota))
         self._lane_pending[lane] = n
         if n:
             self._in_lane[leaves.info[:n, LEAF_TREE]] = lane
@@ -370,14 +382,6 @@ class Forest(RootReadout):
             raise ValueError(f"values must have shape ({n},), got {values.shape}")
         if n == 0:
             return
-        # min/max/sum propagate NaN, and comparisons with NaN fail: two checks cover both.
-        if not priors.min() >= 0.0 or not np.isfinite(priors.sum()):
-            raise ValueError("priors must be finite and non-negative")
-        low, high = values.min(), values.max()
-        if not (-1.0 - 1e-4 <= low and high <= 1.0 + 1e-4):
-            raise ValueError(f"values must be finite and in [-1, 1], got range [{low}, {high}]")
-        if low < -1.0 or high > 1.0:
-            values = np.clip(values, -1.0, 1.0)  # a copy: the caller's array stays as it was
         leaves = self._lane_leaves[lane]
         # Writable arrays, as the kernel was compiled for (a cache's or a device's answer may be
         # read-only), so that the entry point always sees the same types.
@@ -385,12 +389,13 @@ class Forest(RootReadout):
             priors = priors.copy()
         if not values.flags.writeable:
             values = values.copy()
-        args = (self._trees, leaves, self._scratch, self._params, n, priors, values)
-        if self._apply_kernel is None:
-            kernels.apply(*args)
-            self._apply_kernel = compiled_entry(kernels.apply, args)
-        else:
-            self._apply_kernel(*args)
+        verdict = self._run(kernels.apply, self._trees, leaves, self._scratch, self._params, n,
+                            priors, values)
+        if verdict == batch_checks.BAD_PRIORS:
+            raise ValueError("priors must be finite and non-negative")
+        if verdict == batch_checks.BAD_VALUES:
+            raise ValueError(f"values must be finite and in [-1, 1], got range "
+                             f"[{values.min()}, {values.max()}]")
         self._lane_pending[lane] = 0
         self._in_lane[leaves.info[:n, LEAF_TREE]] = -1
 
@@ -485,15 +490,16 @@ class Forest(RootReadout):
         )
         if over:
             self._live[i] = False
-            kernels.clear_tree(tr, i)
+            self._run(kernels.clear_tree, tr, i)
             return
         # Gumbel's halving plan and its one Gumbel draw belong to a fresh search from the root,
         # so a Gumbel tree starts over after each move instead of keeping the subtree.
+        move = int(move)
         kept = not self.gumbel and reuse.keep_subtree(tr, self._scratch, i, move)
-        kernels.set_root_position(tr, self._params, i, board, 3 - color, move)
+        self._run(kernels.set_root_position, tr, self._params, i, board, 3 - color, move)
         self._set_budget(i, self.cfg.num_simulations)
         if not kept:
-            kernels.clear_tree(tr, i)
+            self._run(kernels.clear_tree, tr, i)
         elif self.cfg.dirichlet_eps > 0:
             kernels.add_root_noise(tr, self._scratch, self._params, i)
 

@@ -27,6 +27,7 @@ from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.constants import BLACK, EMPTY, FREESTYLE, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
 from alphagomoku.mcts import threats
+from alphagomoku.mcts.batch_checks import ANSWERS_OK, check_answers
 from alphagomoku.mcts.edge_order import order_new_block, promote_next, sort_edges, swap_edges
 from alphagomoku.mcts.noise import dirichlet_into
 from alphagomoku.mcts.selection import select_edge
@@ -531,8 +532,15 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
 
 @njit(**JIT)
 def apply(tr, lb, sc, prm, n, priors, values):
-    """Expand the ``n`` leaves of the last gather with the evaluator's answers."""
+    """Expand the ``n`` leaves of the last gather with the evaluator's answers, values clipped
+    to [-1, 1]. Returns :func:`check_answers`' verdict; the trees are untouched unless it is
+    ANSWERS_OK."""
+    verdict = check_answers(n, priors, values)
+    if verdict != ANSWERS_OK:
+        return verdict
     for j in range(n):
+        value = min(1.0, max(-1.0, np.float64(values[j])))
         expand_leaf(tr.nodes, tr.values, tr.edge_move, tr.edge_prior, tr.edge_child, tr.roots,
                     tr.rng, tr.gumbel, lb.info, lb.legal, sc.noise, sc.priors, sc.moves, prm, j,
-                    priors[j], False, np.float64(values[j]))
+                    priors[j], False, value)
+    return ANSWERS_OK

@@ -67,14 +67,28 @@ def wins_through(board, h, w, n_in_row, rule, move, color, points, count):
 
 
 @njit(**JIT)
+def _touches(board, h, w, p, color):
+    """Whether a stone of ``color`` is next to ``p`` (the eight neighbours)."""
+    x0 = p % w
+    y0 = p // w
+    for y in range(max(0, y0 - 1), min(h, y0 + 2)):
+        for x in range(max(0, x0 - 1), min(w, x0 + 2)):
+            if board[y * w + x] == color:
+                return True
+    return False
+
+
+@njit(**JIT)
 def scan_wins(board, h, w, n_in_row, rule, color, points):
     """Whole-board scan: up to two points where ``color`` wins at once. Returns the count and
-    pads ``points`` with NO_MOVE."""
+    pads ``points`` with NO_MOVE. A winning line of two or more stones holds a neighbour of its
+    new stone, so only empty points touching ``color`` are tried (most of the board is not)."""
     points[0] = NO_MOVE
     points[1] = NO_MOVE
     count = 0
     for p in range(h * w):
-        if board[p] == EMPTY and game.would_win(board, h, w, n_in_row, rule, p, color):
+        if board[p] == EMPTY and _touches(board, h, w, p, color) \
+                and game.would_win(board, h, w, n_in_row, rule, p, color):
             count = add_point(points, count, p)
             if count == 2:
                 break

@@ -51,6 +51,9 @@ class SelfPlaySettings:
                                      # this many solver nodes (0: play every game out)
     eval_cache: int = 16384          # network answers kept for positions met again (0: none)
     groups: int = 1                  # batches in flight: the games split into this many groups
+    stagger: int | None = None       # game slot i starts its first search in round i % stagger,
+                                     # so the games' moves fall in different rounds (None: the
+                                     # search's simulations; 0 or 1: all at once)
 
     def __post_init__(self):
         if not 0.0 < self.full_search_share <= 1.0:
@@ -59,6 +62,10 @@ class SelfPlaySettings:
             raise ValueError("playout cap randomisation needs fast_simulations of at least 2")
         if isinstance(self.groups, bool) or not isinstance(self.groups, int) or self.groups < 1:
             raise ValueError(f"groups must be a positive integer, got {self.groups!r}")
+        if self.stagger is not None and (isinstance(self.stagger, bool)
+                                         or not isinstance(self.stagger, int) or self.stagger < 0):
+            raise ValueError(f"stagger must be None or an integer of at least 0, got "
+                             f"{self.stagger!r}")
         if self.eval_cache < 0:
             raise ValueError(f"eval_cache must be 0 (off) or more, got {self.eval_cache}")
 
@@ -110,6 +117,15 @@ def play_games(
     for g, trees in enumerate(np.array_split(np.arange(k), groups)):
         member[g, trees] = True
     in_flight: list = [None] * groups
+    # Searches of one length started together end together: every game's move would then fall
+    # on the same step, a burst of CPU work the device waits through. Spread over a search's
+    # length, the moves come a few a step and overlap the other group's batch. The starts
+    # depend on the slot and the round (each group's turn once) only, so any number of groups
+    # plays the same games.
+    stagger = search.num_simulations if settings.stagger is None else settings.stagger
+    first_round = np.arange(k) % max(1, stagger)
+    waiting = stagger > 1
+    rounds = 0
     forest.check_evaluator(evaluator)
     slots: list[_Slot | None] = [None] * k
     started = 0
@@ -172,6 +188,8 @@ def play_games(
                     active[i] = False
                     slots[i] = None
             need = active & member[g] & forest.short_of_target()
+            if waiting:
+                need &= first_round <= rounds
             if need.any():
                 n = forest.gather(need, lane=g)
                 if n:
@@ -181,6 +199,8 @@ def play_games(
                     network_seconds += time.perf_counter() - t
                     evaluations += n
                     steps += 1
+        rounds += 1
+        waiting = rounds < stagger
     stats = {
         "games": len(records),
         "positions": int(sum(r.searched for r in records)),
