@@ -10,7 +10,9 @@ flight: while one group's batch is on the device, the worker selects, expands an
 input planes of the others (:mod:`alphagomoku.nn.inflight`). Each group takes its turn in the
 same order: take its batch's answer, play the moves its finished searches chose, gather its
 next batch and submit it. With one group that is the plain loop; with more, every tree sees
-the same events in the same order, so the games are the same move for move.
+the same events in the same order, so the games are the same move for move. Game slot i
+starts its first search in round i mod ``SelfPlaySettings.stagger``, so the games' moves, and
+the CPU work each move takes, are spread over the rounds instead of falling in one.
 
 Most games start from a balanced random opening (:mod:`alphagomoku.selfplay.openings`). With
 playout cap randomisation (KataGo), a share of moves gets the full search and becomes a policy
@@ -118,8 +120,8 @@ def play_games(
         member[g, trees] = True
     in_flight: list = [None] * groups
     # Searches of one length started together end together: every game's move would then fall
-    # on the same step, a burst of CPU work the device waits through. Spread over a search's
-    # length, the moves come a few a step and overlap the other group's batch. The starts
+    # in the same round, a burst of CPU work the device waits through. Spread over a search's
+    # length, the moves come a few a round and overlap the other group's batch. The starts
     # depend on the slot and the round (each group's turn once) only, so any number of groups
     # plays the same games.
     stagger = search.num_simulations if settings.stagger is None else settings.stagger
