@@ -68,6 +68,24 @@ def compiled_entry(kernel, args: tuple):
         return kernel
 
 
+class EntryPoints:
+    """Calls kernels past Numba's type dispatch: ``entries(kernel, *args)`` runs ``kernel``
+    through the dispatcher the first time and through :func:`compiled_entry` afterwards. One
+    instance per set of arguments whose types never change (a forest's arrays, the cache
+    tables')."""
+
+    def __init__(self) -> None:
+        self._entries: dict = {}
+
+    def __call__(self, kernel, *args):
+        entry = self._entries.get(kernel)
+        if entry is None:
+            result = kernel(*args)
+            self._entries[kernel] = compiled_entry(kernel, args)
+            return result
+        return entry(*args)
+
+
 COLD_COMPILE_NOTICE = "compiling the search kernels, about a minute, once"
 
 

@@ -63,3 +63,19 @@ def test_the_set_up_warm_up_plays_every_path_it_compiles_without_an_error():
     moves = [a for a in answers if re.fullmatch(r"\d+,\d+", a)]
     assert len(moves) == 2, answers  # one after BOARD, one after TURN
     assert not [a for a in answers if a.startswith(("ERROR", "UNKNOWN"))]
+
+
+def test_entry_points_call_the_compiled_function_after_the_first_call():
+    import numpy as np
+
+    from alphagomoku.game.kernels import run_length
+
+    board = np.zeros(25, np.int8)
+    board[[0, 1, 2]] = 1
+    run = numba_config.EntryPoints()
+    first = run(run_length, board, 5, 5, 0, 0, 1, 0, 1)
+    # Now past the dispatcher, with the same answers.
+    assert run._entries[run_length] is not run_length
+    assert run(run_length, board, 5, 5, 0, 0, 1, 0, 1) == first == 2  # from one step on
+    board[3] = 1
+    assert run(run_length, board, 5, 5, 0, 0, 1, 0, 1) == 3

@@ -43,7 +43,7 @@ from alphagomoku.mcts.tree import (
     exploration_table,
     tree_bytes,
 )
-from alphagomoku.numba_config import compiled_entry
+from alphagomoku.numba_config import EntryPoints
 
 SELECTIONS = {"puct": PUCT, "ucb1": UCB1}
 ROOT_RULE_IDS = {"puct": ROOT_PUCT, "gumbel": ROOT_GUMBEL}
@@ -165,8 +165,10 @@ class Forest(RootReadout):
         self._target = np.full(num_trees, cfg.num_simulations, dtype=np.int64)
         self._positions: list[Position | None] = [None] * num_trees
         self._lane_pending = [0] * lanes
-        # Kernels' compiled entry points, found at their first call (see _run).
-        self._entries: dict = {}
+        # The kernels, past Numba's type dispatch: the calls pass the forest's own arrays,
+        # Python ints and bools, and int8 boards, and working out the types of the tuples of
+        # arrays costs more than a small gather, and more than the root scan of each move.
+        self._run = EntryPoints()
         self._quota = np.zeros(num_trees, dtype=np.int64)
         # The lane whose leaves of tree t await apply(), or -1.
         self._in_lane = np.full(num_trees, -1, dtype=np.int64)
@@ -175,18 +177,6 @@ class Forest(RootReadout):
         self.planes = self._leaves.planes
         #: bool (max_leaves, H*W): their legal moves.
         self.legal = self._leaves.legal
-
-    def _run(self, kernel, *args):
-        """``kernel(*args)``, past Numba's type dispatch after the first call. Only for calls
-        whose arguments always have the same types (the forest's own arrays, Python ints and
-        bools, int8 boards): working out the types of the tuples of arrays costs more than a
-        small gather, and more than the root scan of each move."""
-        entry = self._entries.get(kernel)
-        if entry is None:
-            result = kernel(*args)
-            self._entries[kernel] = compiled_entry(kernel, args)
-            return result
-        return entry(*args)
 
     # -- roots --------------------------------------------------------------------------------
     def _check_tree(self, i) -> int:

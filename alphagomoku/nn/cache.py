@@ -19,22 +19,12 @@ from alphagomoku.checks import positive_int
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, network_config
 from alphagomoku.nn import cache_table
 from alphagomoku.nn.cache_keys import key_words
-from alphagomoku.numba_config import compiled_entry
+from alphagomoku.numba_config import EntryPoints
 
-_ENTRIES: dict = {}
-
-
-def _run(kernel, *args):
-    """``kernel(*args)``, past Numba's type dispatch once it has run: every call passes arrays
-    of the same types (the table's, this module's own, and answers made C-contiguous, writable
-    float32), and working out the types of a table's eight arrays costs more than a small
-    batch's lookups."""
-    entry = _ENTRIES.get(kernel)
-    if entry is None:
-        result = kernel(*args)
-        _ENTRIES[kernel] = compiled_entry(kernel, args)
-        return result
-    return entry(*args)
+# Every call passes arrays of the same types (the tables', this module's own, and answers made
+# C-contiguous, writable float32), and working out the types of a table's eight arrays costs
+# more than a small batch's lookups.
+_run = EntryPoints()
 
 
 def _writable_float32(a) -> np.ndarray:
