@@ -280,16 +280,43 @@ def test_exhausted_budget_is_unknown_never_none():
     assert solve_vcf(pos, 1).status == "unknown"
 
 
-def test_kernel_leaves_the_board_as_it_found_it():
+def test_kernel_leaves_the_board_and_its_line_masks_as_it_found_them():
+    """Whatever the answer (unknown at budgets 1 and 3, a win with the whole budget), the board
+    and the line masks come back as they were: the VCF planes search both sides on one set of
+    masks."""
     pos = picture(NINE_MOVES)
     st = vcf.allocate_state(pos.config.area)
+    built = vcf.allocate_state(pos.config.area).masks
+    vcf._build_masks(pos.board, pos.height, pos.width, built)
+    statuses = set()
     for budget in (1, 3, 10**6):
         board = pos.board.copy()
         status, length, nodes = vcf.solve_with(board, pos.height, pos.width, 5, 0, BLACK, -1,
                                                budget, 0, st)
+        statuses.add(status)
         assert (board == pos.board).all()
+        assert (st.masks == built).all(), status
         assert nodes <= budget
-    assert status == vcf.WIN
+    assert statuses == {vcf.UNKNOWN, vcf.WIN}
+
+
+def test_line_masks_hold_each_stone_where_line_of_numbers_it(rng):
+    """_build_masks writes its bits without _line_of, which the search's updates use: on boards
+    of every shape both must give each stone the same line and bit, and nothing else a bit."""
+    for _ in range(100):
+        h, w = (int(v) for v in rng.integers(5, 23, size=2))
+        board = _random_board(rng, h, w)
+        masks = vcf.allocate_state(h * w).masks
+        masks[:] = -1  # stale bits from a bigger board must go
+        vcf._build_masks(board, h, w, masks)
+        expected = np.zeros_like(masks)
+        for p in np.flatnonzero(board != EMPTY):
+            for d in range(4):
+                line, bit = vcf._line_of(h, w, p, d)
+                expected[board[p] - 1, d, line] |= 1 << bit
+        for d in range(4):
+            lines = vcf._line_count(h, w, d)
+            assert (masks[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
 
 
 def test_opponent_vcf_is_the_other_colour():

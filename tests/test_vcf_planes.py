@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from alphagomoku.game import BLACK, WHITE, GameConfig, Position, solve_vcf
-from alphagomoku.game import vcf
+from alphagomoku.game import vcf, vcf_planes
 from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
 from alphagomoku.mcts import Forest, SearchConfig, search
 from alphagomoku.mcts.search import fit_to_evaluator
@@ -195,8 +195,8 @@ def test_the_solver_leaves_the_board_as_it_found_it(rng):
     out = np.zeros((NUM_PLANES + VCF_PLANES, 9, 9), np.float32)
     for pos in positions(cfg, rng, 20):
         before = pos.board.copy()
-        vcf.write_vcf_planes(pos.board, 9, 9, 5, cfg.rule_id, pos.to_move, pos.last_move, 500,
-                             state, out)
+        vcf_planes.write_vcf_planes(pos.board, 9, 9, 5, cfg.rule_id, pos.to_move,
+                                    pos.last_move, 500, state, out)
         np.testing.assert_array_equal(pos.board, before)
 
 

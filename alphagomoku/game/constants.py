@@ -25,7 +25,7 @@ DRAW = 0
 # black-to-move, black's forbidden points (renju only, all zero otherwise).
 NUM_PLANES = 5
 # A network trained with VCF inputs reads two more, each all ones or all zeros: the side to move
-# has a proved VCF, the opponent has one (alphagomoku.game.vcf.write_vcf_planes).
+# has a proved VCF, the opponent has one (alphagomoku.game.vcf_planes.write_vcf_planes).
 VCF_PLANES = 2
 # A network that reads the rule (every "kata" network) has two more, the last ones, each all ones
 # or all zeros: the game is played under the standard rule; under renju. Both zero: freestyle, so

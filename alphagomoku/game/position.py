@@ -6,7 +6,7 @@ from typing import Iterable
 
 import numpy as np
 
-from alphagomoku.game import coords, kernels, vcf
+from alphagomoku.game import coords, kernels, vcf_planes
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.game.constants import (
@@ -144,7 +144,7 @@ class Position:
     def planes(self, vcf_budget: int = 0, rule_planes: bool = False) -> np.ndarray:
         """The network's input planes for the side to move, shape (NUM_PLANES, height, width);
         with ``vcf_budget`` > 0, VCF_PLANES more for a network trained with VCF inputs (see
-        :func:`alphagomoku.game.vcf.write_vcf_planes`); with ``rule_planes``, RULE_PLANES more
+        :func:`alphagomoku.game.vcf_planes.write_vcf_planes`); with ``rule_planes``, RULE_PLANES more
         at the end (:mod:`alphagomoku.game.rule_planes`)."""
         extra = VCF_PLANES if vcf_budget > 0 else 0
         rules = RULE_PLANES if rule_planes else 0
@@ -157,8 +157,9 @@ class Position:
         )
         if extra:
             c = self.config
-            vcf.write_vcf_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
-                                 self.to_move, self.last_move, int(vcf_budget), vcf_state_for(c), out)
+            vcf_planes.write_vcf_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
+                                        self.to_move, self.last_move, int(vcf_budget),
+                                        vcf_state_for(c), out)
         return out
 
     def stone(self, move) -> int:

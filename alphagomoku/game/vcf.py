@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from alphagomoku.game import kernels as game
-from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU
+from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.numba_config import JIT
 
 # Solver results.
@@ -203,16 +203,32 @@ def _line_start(h, w, d, line):
 
 @njit(**JIT)
 def _build_masks(board, h, w, masks):
+    """Each colour's stones line by line, as :func:`_line_of` numbers lines and bits. Written
+    out per direction over a row-major scan, which spares _line_of's divisions: the solver
+    builds these for every call."""
     for d in range(4):
         for line in range(_line_count(h, w, d)):
             masks[0, d, line] = 0
             masks[1, d, line] = 0
-    for p in range(h * w):
-        v = board[p]
-        if v != EMPTY:
-            for d in range(4):
-                line, bit = _line_of(h, w, p, d)
-                masks[v - 1, d, line] |= np.int64(1) << bit
+    one = np.int64(1)
+    p = 0
+    for y in range(h):
+        for x in range(w):
+            v = board[p]
+            p += 1
+            if v == EMPTY:
+                continue
+            c = v - 1
+            masks[c, 0, y] |= one << x
+            masks[c, 1, x] |= one << y
+            if x >= y:
+                masks[c, 2, x - y] |= one << y
+            else:
+                masks[c, 2, w - 1 + y - x] |= one << x
+            if x + y < h:
+                masks[c, 3, x + y] |= one << x
+            else:
+                masks[c, 3, x + y] |= one << (h - 1 - y)
 
 
 @njit(**JIT)
@@ -289,10 +305,16 @@ def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2
 
 
 @njit(**JIT)
-def _unwind(board, frames, ply):
+def _unwind(board, masks, h, w, attacker, frames, ply):
+    """Take the line's stones off ``board`` and out of ``masks``: a search returns both as it
+    found them, so a caller can search the other side on the same masks."""
     for q in range(ply):
-        board[frames[q, _F_ATTACK]] = EMPTY
-        board[frames[q, _F_BLOCK]] = EMPTY
+        a = frames[q, _F_ATTACK]
+        b = frames[q, _F_BLOCK]
+        board[a] = EMPTY
+        board[b] = EMPTY
+        _flip_bit(masks, h, w, attacker, a)
+        _flip_bit(masks, h, w, 3 - attacker, b)
 
 
 @njit(**JIT)
@@ -332,10 +354,16 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
     found = _fives(board, masks, h, w, n, rule, 3 - attacker, points)
     if found == 2:
         return NONE, 0, 0
-    forced = points[0] if found == 1 else NO_MOVE
-    return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
-                       zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points,
-                       masks)
+    forced = np.int64(points[0]) if found == 1 else np.int64(NO_MOVE)
+    area = h * w
+    max_len = _bounded(max_len, area)
+    if max_len < 2:
+        return NONE, 0, 0
+    key = position_key(board, area, attacker, zobrist)
+    if _proved_none(key, max_len, tt_key, tt_len):
+        return NONE, 0, 0
+    return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
+                   zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks)
 
 
 @njit(**JIT)
@@ -344,19 +372,40 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
     """:func:`solve` for a caller that already knows the attacker has no five to play and the
     defender has at most one, ``forced`` (NO_MOVE if none): the search tree does, and spares
     the two whole-board scans this way."""
-    defender = 3 - attacker
     area = h * w
-    if max_len <= 0 or max_len > area:
-        max_len = area
+    max_len = _bounded(max_len, area)
     if max_len < 2:
         return NONE, 0, 0
     key = position_key(board, area, attacker, zobrist)
-    mask = tt_key.shape[0] - 1
-    slot = key & mask
-    if tt_key[slot] == key and tt_len[slot] >= max_len:
+    if _proved_none(key, max_len, tt_key, tt_len):
         return NONE, 0, 0
+    _build_masks(board, h, w, masks)
+    return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
+                   zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks)
+
+
+@njit(**JIT)
+def _bounded(max_len, area):
+    """``max_len`` as the search uses it: no bound (0) or one past the board is the area."""
+    return area if max_len <= 0 or max_len > area else max_len
+
+
+@njit(**JIT)
+def _proved_none(key, max_len, tt_key, tt_len):
+    """The table holds a proof that the position ``key`` has no VCF within ``max_len``."""
+    slot = key & (tt_key.shape[0] - 1)
+    return tt_key[slot] == key and tt_len[slot] >= max_len
+
+
+@njit(**JIT)
+def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key, zobrist,
+            tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks):
+    """:func:`solve_known`'s search, for a caller that has bounded ``max_len`` (2 to the area),
+    computed the position's ``key`` and built ``masks`` for ``board``. Leaves both as it found
+    them, whatever the answer."""
+    defender = 3 - attacker
+    mask = tt_key.shape[0] - 1
     renju = rule == RENJU
-    _build_masks(board, h, w, masks)  # kept in step with the line below
     nodes = 0
     ply = 0
     frames[0, _F_HASH] = key
@@ -373,7 +422,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
             frames[ply, _F_NEXT] = i + 1
             m = np.int64(cand[ply, i])  # int64 like every other caller's point: one compile
             if nodes >= budget:
-                _unwind(board, frames, ply)
+                _unwind(board, masks, h, w, attacker, frames, ply)
                 return UNKNOWN, 0, nodes
             nodes += 1
             board[m] = attacker
@@ -398,13 +447,13 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
                         a = NO_MOVE
                 length = _write_line(line, frames, ply, m, a, b)
                 board[m] = EMPTY
-                _unwind(board, frames, ply)
+                _unwind(board, masks, h, w, attacker, frames, ply)
                 return WIN, length, nodes
             q = np.int64(points[0])
             if renju and defender == BLACK and game.is_forbidden(board, h, w, q):
                 length = _write_line(line, frames, ply, m, NO_MOVE, q)
                 board[m] = EMPTY
-                _unwind(board, frames, ply)
+                _unwind(board, masks, h, w, attacker, frames, ply)
                 return WIN, length, nodes
             if ply + 3 > max_len:
                 board[m] = EMPTY  # a win through the block would be too long
@@ -498,74 +547,3 @@ def _fives(board, masks, h, w, n, rule, color, points):
                 if found == 2:
                     return 2
     return found
-
-
-@njit(**JIT)
-def _fill_vcf_planes(own, opp, out):
-    out[NUM_PLANES, :, :] = 1.0 if own else 0.0
-    out[NUM_PLANES + 1, :, :] = 1.0 if opp else 0.0
-
-
-@njit(**JIT)
-def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
-    """Fill the VCF input planes ``out[NUM_PLANES]`` (``color``, to move, has a VCF proved within
-    ``budget`` nodes) and ``out[NUM_PLANES + 1]`` (its opponent has one) with ones or zeros: the
-    answers of :func:`solve` for both sides, sharing one scan for fives.
-
-    An unknown answer is a zero, like a proved "no": the network learns what the solver at this
-    budget can prove, the same in self-play, in training and in play. The opponent's line is
-    ordered from ``last_move``, which the opponent played.
-
-    Returns 1 when the opponent's answer is a proved "no VCF" (not merely unknown), else 0: a
-    search keeps it for the node's children (:func:`write_vcf_planes_known`'s ``own_none``)."""
-    other = 3 - color
-    _build_masks(board, h, w, st.masks)
-    n_own = _fives(board, st.masks, h, w, n, rule, color, st.points)
-    own_point = st.points[0]
-    n_opp = _fives(board, st.masks, h, w, n, rule, other, st.points)
-    opp_point = st.points[0]
-    # As solve() has it: a five to play wins, two defender fives refute, one must be blocked.
-    own = n_own > 0
-    if not own and n_opp < 2:
-        forced = opp_point if n_opp == 1 else NO_MOVE
-        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
-                               st)[0] == WIN
-    opp = n_opp > 0
-    opp_none = 0
-    if not opp and n_own < 2:
-        forced = own_point if n_own == 1 else NO_MOVE
-        result = solve_known_with(board, h, w, n, rule, other, last_move, forced, budget,
-                                  _NO_BOUND, st)[0]
-        opp = result == WIN
-        opp_none = 1 if result == NONE else 0
-    _fill_vcf_planes(own, opp, out)
-    return opp_none
-
-
-@njit(**JIT)
-def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budget, st, out,
-                           own_none):
-    """:func:`write_vcf_planes` for a search leaf, whose scans already showed that ``color`` has
-    no five to play and that its opponent has at most one, ``forced`` (NO_MOVE if none).
-
-    ``own_none`` (1 or 0): the caller knows ``color`` has no VCF, so its plane is zero without a
-    solver call: at the parent node, before the opponent's last stone, ``color`` was proved to
-    have none, and under freestyle rules a defender's extra stone never makes a VCF (its fours
-    and forced blocks were there before; the defender has only more fives to refute them
-    with). Elsewhere the caller passes 0: under standard rules the extra stone can turn a
-    defender's five into an overline, which no longer refutes the attack (the tests found
-    one), and renju's forbidden points move with the stones. Returns
-    :func:`write_vcf_planes`'s proved-none flag for the opponent."""
-    own = False
-    if own_none == 0:
-        own = solve_known_with(board, h, w, n, rule, color, last_move, forced, budget, _NO_BOUND,
-                               st)[0] == WIN
-    opp = forced != NO_MOVE
-    opp_none = 0
-    if not opp:
-        result = solve_known_with(board, h, w, n, rule, 3 - color, last_move, np.int64(NO_MOVE),
-                                  budget, _NO_BOUND, st)[0]
-        opp = result == WIN
-        opp_none = 1 if result == NONE else 0
-    _fill_vcf_planes(own, opp, out)
-    return opp_none

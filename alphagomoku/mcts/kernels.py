@@ -23,6 +23,7 @@ from numba import njit
 
 from alphagomoku.game import kernels as game
 from alphagomoku.game import vcf as vcf_solver
+from alphagomoku.game import vcf_planes
 from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.constants import BLACK, EMPTY, FREESTYLE, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
@@ -187,10 +188,10 @@ def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, la
             budget = prm.vcf_plane_budget
             if x == ROOT:
                 # The root's forced move may be its own win or VCF: no scan to reuse.
-                opp_none = np.int64(vcf_solver.write_vcf_planes(
+                opp_none = np.int64(vcf_planes.write_vcf_planes(
                     board, h, w, n, rule, color, last_move, budget, vcf, planes[j]))
             else:
-                opp_none = np.int64(vcf_solver.write_vcf_planes_known(
+                opp_none = np.int64(vcf_planes.write_vcf_planes_known(
                     board, h, w, n, rule, color, last_move, forced, budget, vcf, planes[j],
                     own_none))
     return opp_none

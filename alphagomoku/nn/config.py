@@ -46,7 +46,7 @@ class ModelConfig:
     RULE_PLANES more inputs, the last ones: the rule (:func:`alphagomoku.game.rule_planes.fill_rule_planes`).
 
     ``vcf_plane_budget`` > 0: the network also reads the two VCF planes, proved by the solver
-    within that many nodes (:func:`alphagomoku.game.vcf.write_vcf_planes`); everything that
+    within that many nodes (:func:`alphagomoku.game.vcf_planes.write_vcf_planes`); everything that
     makes its inputs takes the budget from here. 0, the default and every older model, means
     no such planes.
 

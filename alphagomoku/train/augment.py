@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from alphagomoku.game import kernels, vcf
+from alphagomoku.game import kernels, vcf_planes
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
 from alphagomoku.game.rule_planes import fill_rule_planes
@@ -30,8 +30,8 @@ def encode_vcf_batch(boards, to_move, last_move, h, w, n, rule, budget, st, out)
     as the search's leaves have them. They are constant over the board, so a symmetry applied
     afterwards leaves them as they are."""
     for i in range(boards.shape[0]):
-        vcf.write_vcf_planes(boards[i], h, w, n, rule, to_move[i], last_move[i], budget, st,
-                             out[i])
+        vcf_planes.write_vcf_planes(boards[i], h, w, n, rule, to_move[i], last_move[i], budget,
+                                    st, out[i])
 
 
 class Batch(NamedTuple):
