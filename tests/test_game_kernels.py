@@ -116,6 +116,35 @@ def test_is_forbidden_matches_the_reference_on_dense_boards(rng):
     assert three_point_mattered > 20
 
 
+def test_the_whole_board_crowding_pass_matches_the_point_by_point_test(rng):
+    """legal_mask_into skips is_forbidden where _crowded_into says no forbidden pattern fits:
+    it must say so exactly where _crowded does, on every board shape the network plays
+    (the diagonals' starts are where a mistake would hide)."""
+    crowded = 0
+    for width, height, board in random_boards(rng, 200, sizes=range(5, 23), black=(0.05, 0.5),
+                                              white=0.6):
+        busy = np.full(width * height, 99, dtype=np.int8)  # stale values must go
+        kernels._crowded_into(board, height, width, busy)
+        expected = [kernels._crowded(board, height, width, p) for p in range(width * height)]
+        assert (busy >= 2).tolist() == expected, (width, height)
+        crowded += sum(expected)
+    assert crowded > 1000
+
+
+def test_renju_legal_mask_forbids_exactly_the_forbidden_points_on_dense_boards(rng):
+    renju = GameConfig(rule="renju").rule_id
+    forbidden = 0
+    for width, height, board in random_boards(rng, 60, sizes=range(9, 23), black=(0.15, 0.45),
+                                              white=0.7):
+        out = np.zeros(width * height, dtype=np.bool_)
+        kernels.legal_mask_into(board, height, width, renju, BLACK, out)
+        expected = [board[p] == EMPTY and not kernels.is_forbidden(board, height, width, p)
+                    for p in range(width * height)]
+        assert out.tolist() == expected
+        forbidden += int(np.sum(board == EMPTY)) - sum(expected)
+    assert forbidden > 100
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_legal_mask_and_has_legal_move_match_the_reference(rule, rng):
     rule_id = GameConfig(rule=rule).rule_id
