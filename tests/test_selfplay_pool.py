@@ -112,6 +112,11 @@ def test_workers_killed_while_idle_are_replaced_without_a_hang(weights):
     with SelfPlayPool(SPEC, num_workers=2, task_timeout=20, log=logs.append) as pool:
         pool.close_seconds = 2.0
         play(pool, tasks(weights, n=2))
+        # A worker slow to start may not have registered yet: the first one can play both tasks.
+        deadline = time.monotonic() + 60
+        while len(pool._pids) < 2 and time.monotonic() < deadline:
+            pool._check_workers()
+            time.sleep(0.1)
         idle = list(pool._pids)
         assert len(idle) == 2
         for pid in idle:
