@@ -355,12 +355,8 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
     if found == 2:
         return NONE, 0, 0
     forced = np.int64(points[0]) if found == 1 else np.int64(NO_MOVE)
-    area = h * w
-    max_len = _bounded(max_len, area)
-    if max_len < 2:
-        return NONE, 0, 0
-    key = position_key(board, area, attacker, zobrist)
-    if _proved_none(key, max_len, tt_key, tt_len):
+    max_len, key = _start(board, h * w, attacker, max_len, zobrist, tt_key, tt_len)
+    if max_len == 0:
         return NONE, 0, 0
     return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
                    zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks)
@@ -372,12 +368,8 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
     """:func:`solve` for a caller that already knows the attacker has no five to play and the
     defender has at most one, ``forced`` (NO_MOVE if none): the search tree does, and spares
     the two whole-board scans this way."""
-    area = h * w
-    max_len = _bounded(max_len, area)
-    if max_len < 2:
-        return NONE, 0, 0
-    key = position_key(board, area, attacker, zobrist)
-    if _proved_none(key, max_len, tt_key, tt_len):
+    max_len, key = _start(board, h * w, attacker, max_len, zobrist, tt_key, tt_len)
+    if max_len == 0:
         return NONE, 0, 0
     _build_masks(board, h, w, masks)
     return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
@@ -385,9 +377,18 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
 
 
 @njit(**JIT)
-def _bounded(max_len, area):
-    """``max_len`` as the search uses it: no bound (0) or one past the board is the area."""
-    return area if max_len <= 0 or max_len > area else max_len
+def _start(board, area, attacker, max_len, zobrist, tt_key, tt_len):
+    """(max_len as the search uses it, the position's key) before a search; max_len 0 when
+    there is nothing to search: a bound under 2, or the table's proof of no VCF. No bound (0)
+    or one past the board is the area."""
+    if max_len <= 0 or max_len > area:
+        max_len = area
+    if max_len < 2:
+        return np.int64(0), np.int64(0)
+    key = position_key(board, area, attacker, zobrist)
+    if _proved_none(key, max_len, tt_key, tt_len):
+        return np.int64(0), key
+    return np.int64(max_len), key
 
 
 @njit(**JIT)
