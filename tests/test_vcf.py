@@ -319,6 +319,30 @@ def test_line_masks_hold_each_stone_where_line_of_numbers_it(rng):
             assert (masks[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
 
 
+@pytest.mark.parametrize("bits", [4, 8, 16])
+def test_table_keeps_what_a_dictionary_of_proofs_would(bits, rng):
+    """The table packs a key and its proved length into one int64. Against a dictionary of the
+    last proof put in each slot: a position is proved exactly when its own key is there with a
+    length at least the one asked for, never through another key sharing the slot; a length too
+    big for a small table's low bits is kept as the largest it can hold."""
+    table = vcf.allocate_state(9, tt_bits=bits).table
+    low = (1 << bits) - 1
+    proofs = {}  # slot -> (key, length)
+    keys = [int(k) for k in rng.integers(1, 2**62, size=300)]
+    keys += [k ^ (1 << 40) for k in keys[:50]]  # the same slot, another key
+    for key in keys:
+        length = int(rng.integers(1, 485))
+        vcf._table_put(table, np.int64(key), np.int64(length))
+        proofs[key & low] = (key, min(length, low))
+    for key in keys:
+        kept_key, kept = proofs[key & low]
+        for asked in (1, 2, 15, 16, 17, 255, 256, 484):
+            want = kept_key == key and kept >= asked
+            assert vcf._proved_none(np.int64(key), np.int64(asked), table) == want, (key, asked)
+    # An empty slot (0) matches a key whose high bits are zero, but proves no length >= 1.
+    assert not vcf._proved_none(np.int64(5), np.int64(1), np.zeros_like(table))
+
+
 def test_opponent_vcf_is_the_other_colour():
     # White to move; black threatens an open-four VCF white must stop.
     pos = picture(THREE_MOVES)

@@ -72,8 +72,7 @@ class VcfState(NamedTuple):
     plies, S table slots)."""
 
     zobrist: np.ndarray   # int64 (3, A): keys per colour and point; [0, 0] marks white attacking
-    tt_key: np.ndarray    # int64 (S,): key of the proved failure in the slot (0: empty)
-    tt_len: np.ndarray    # int32 (S,): the remaining length it was proved for
+    table: np.ndarray     # int64 (S,): proved failures, see _table_put (0: empty)
     cand: np.ndarray      # int32 (P, A): candidate fours per ply, best first
     keys: np.ndarray      # int32 (A,): ordering keys while sorting one ply's candidates
     frames: np.ndarray    # int64 (P, _FRAME_FIELDS)
@@ -91,8 +90,7 @@ def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> V
     zobrist = rng.integers(1, 2**62, size=(3, area), dtype=np.int64)
     return VcfState(
         zobrist=zobrist,
-        tt_key=np.zeros(1 << tt_bits, dtype=np.int64),
-        tt_len=np.zeros(1 << tt_bits, dtype=np.int32),
+        table=np.zeros(1 << tt_bits, dtype=np.int64),
         cand=np.zeros((plies, area), dtype=np.int32),
         keys=np.zeros(area, dtype=np.int32),
         frames=np.zeros((plies, _FRAME_FIELDS), dtype=np.int64),
@@ -106,8 +104,7 @@ def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> V
 
 def clear_table(state: VcfState) -> None:
     """Forget every proved failure (needed only if the rule or n in a row changes)."""
-    state.tt_key[:] = 0
-    state.tt_len[:] = 0
+    state.table[:] = 0
 
 
 @njit(**JIT)
@@ -339,7 +336,7 @@ def position_key(board, area, attacker, zobrist):
 
 
 @njit(**JIT)
-def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, tt_key, tt_len,
+def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, table,
           cand, keys, frames, marks, meta, line, points, masks):
     """Search for a VCF of ``attacker`` on ``board`` (left as it was found). Returns
     (result, line length, nodes): on WIN, ``line[:length]`` holds the attacker's and the
@@ -355,29 +352,29 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
     if found == 2:
         return NONE, 0, 0
     forced = np.int64(points[0]) if found == 1 else np.int64(NO_MOVE)
-    max_len, key = _start(board, h * w, attacker, max_len, zobrist, tt_key, tt_len)
+    max_len, key = _start(board, h * w, attacker, max_len, zobrist, table)
     if max_len == 0:
         return NONE, 0, 0
     return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
-                   zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks)
+                   zobrist, table, cand, keys, frames, marks, meta, line, points, masks)
 
 
 @njit(**JIT)
 def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, zobrist,
-                tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks):
+                table, cand, keys, frames, marks, meta, line, points, masks):
     """:func:`solve` for a caller that already knows the attacker has no five to play and the
     defender has at most one, ``forced`` (NO_MOVE if none): the search tree does, and spares
     the two whole-board scans this way."""
-    max_len, key = _start(board, h * w, attacker, max_len, zobrist, tt_key, tt_len)
+    max_len, key = _start(board, h * w, attacker, max_len, zobrist, table)
     if max_len == 0:
         return NONE, 0, 0
     _build_masks(board, h, w, masks)
     return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
-                   zobrist, tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks)
+                   zobrist, table, cand, keys, frames, marks, meta, line, points, masks)
 
 
 @njit(**JIT)
-def _start(board, area, attacker, max_len, zobrist, tt_key, tt_len):
+def _start(board, area, attacker, max_len, zobrist, table):
     """(max_len as the search uses it, the position's key) before a search; max_len 0 when
     there is nothing to search: a bound under 2, or the table's proof of no VCF. No bound (0)
     or one past the board is the area."""
@@ -386,26 +383,36 @@ def _start(board, area, attacker, max_len, zobrist, tt_key, tt_len):
     if max_len < 2:
         return np.int64(0), np.int64(0)
     key = position_key(board, area, attacker, zobrist)
-    if _proved_none(key, max_len, tt_key, tt_len):
+    if _proved_none(key, max_len, table):
         return np.int64(0), key
     return np.int64(max_len), key
 
 
 @njit(**JIT)
-def _proved_none(key, max_len, tt_key, tt_len):
+def _proved_none(key, max_len, table):
     """The table holds a proof that the position ``key`` has no VCF within ``max_len``."""
-    slot = key & (tt_key.shape[0] - 1)
-    return tt_key[slot] == key and tt_len[slot] >= max_len
+    low = table.shape[0] - 1
+    entry = table[key & low]
+    return (entry ^ key) & ~low == 0 and entry & low >= max_len
+
+
+@njit(**JIT)
+def _table_put(table, key, max_len):
+    """Record that the position ``key`` has no VCF within ``max_len``. A slot is one int64, so a
+    probe touches one cache line: the slot's index is the key's low bits, so those bits are
+    free to hold the length (capped where the table is too small for it, which keeps the proof
+    true for the shorter length)."""
+    low = table.shape[0] - 1
+    table[key & low] = (key & ~low) | min(max_len, low)
 
 
 @njit(**JIT)
 def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key, zobrist,
-            tt_key, tt_len, cand, keys, frames, marks, meta, line, points, masks):
+            table, cand, keys, frames, marks, meta, line, points, masks):
     """:func:`solve_known`'s search, for a caller that has bounded ``max_len`` (2 to the area),
     computed the position's ``key`` and built ``masks`` for ``board``. Leaves both as it found
     them, whatever the answer."""
     defender = 3 - attacker
-    mask = tt_key.shape[0] - 1
     renju = rule == RENJU
     nodes = 0
     ply = 0
@@ -460,8 +467,7 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
                 board[m] = EMPTY  # a win through the block would be too long
                 continue
             child = frames[ply, _F_HASH] ^ zobrist[attacker, m] ^ zobrist[defender, q]
-            slot = child & mask
-            if tt_key[slot] == child and tt_len[slot] >= max_len - ply - 1:
+            if _proved_none(child, max_len - ply - 1, table):
                 board[m] = EMPTY
                 continue
             board[q] = defender
@@ -485,10 +491,7 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
                                                   meta, ply, m, q, n - 2, n - 2)
         else:
             # Every four here was tried in full: proved, no VCF within the remaining length.
-            key = frames[ply, _F_HASH]
-            slot = key & mask
-            tt_key[slot] = key
-            tt_len[slot] = max_len - ply
+            _table_put(table, frames[ply, _F_HASH], max_len - ply)
             if ply == 0:
                 return NONE, 0, nodes
             ply -= 1
@@ -502,7 +505,7 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
 def solve_with(board, h, w, n, rule, attacker, last_move, budget, max_len, st):
     """:func:`solve` with the state tuple unpacked (for callers that hold a VcfState)."""
     return solve(board, h, w, n, rule, attacker, last_move, budget, max_len, st.zobrist,
-                 st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks, st.meta, st.line,
+                 st.table, st.cand, st.keys, st.frames, st.marks, st.meta, st.line,
                  st.points, st.masks)
 
 
@@ -510,7 +513,7 @@ def solve_with(board, h, w, n, rule, attacker, last_move, budget, max_len, st):
 def solve_known_with(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, st):
     """:func:`solve_known` with the state tuple unpacked."""
     return solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_len,
-                       st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks,
+                       st.zobrist, st.table, st.cand, st.keys, st.frames, st.marks,
                        st.meta, st.line, st.points, st.masks)
 
 

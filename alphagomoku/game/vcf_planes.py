@@ -27,10 +27,10 @@ def _plane_search(board, h, w, n, rule, attacker, last_move, forced, budget, key
     """The VCF planes' search of ``attacker``, unbounded in length, on ``st.masks`` already
     built for ``board`` (and left so); ``key`` the position's with that attacker."""
     area = h * w
-    if vcf._proved_none(key, area, st.tt_key, st.tt_len):
+    if vcf._proved_none(key, area, st.table):
         return vcf.NONE
     return vcf._search(board, h, w, n, rule, attacker, last_move, forced, budget, area, key,
-                       st.zobrist, st.tt_key, st.tt_len, st.cand, st.keys, st.frames, st.marks,
+                       st.zobrist, st.table, st.cand, st.keys, st.frames, st.marks,
                        st.meta, st.line, st.points, st.masks)[0]
 
 
@@ -89,7 +89,7 @@ def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budge
     key = vcf.position_key(board, area, color, st.zobrist)
     built = False  # the masks are built once, for whichever side's search needs them first
     own = False
-    if own_none == 0 and not vcf._proved_none(key, area, st.tt_key, st.tt_len):
+    if own_none == 0 and not vcf._proved_none(key, area, st.table):
         vcf._build_masks(board, h, w, st.masks)
         built = True
         own = _plane_search(board, h, w, n, rule, color, last_move, forced, budget, key,
@@ -98,7 +98,7 @@ def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budge
     opp_none = 0
     if not opp:
         key ^= st.zobrist[0, 0]
-        if not built and not vcf._proved_none(key, area, st.tt_key, st.tt_len):
+        if not built and not vcf._proved_none(key, area, st.table):
             vcf._build_masks(board, h, w, st.masks)
         result = _plane_search(board, h, w, n, rule, 3 - color, last_move, np.int64(NO_MOVE),
                                budget, key, st)
