@@ -301,22 +301,26 @@ def test_kernel_leaves_the_board_and_its_line_masks_as_it_found_them():
 
 
 def test_line_masks_hold_each_stone_where_line_of_numbers_it(rng):
-    """_build_masks writes its bits without _line_of, which the search's updates use: on boards
-    of every shape both must give each stone the same line and bit, and nothing else a bit."""
+    """_build_masks and the search's _flip_bit write their bits without _line_of: on boards of
+    every shape both must give each stone the line and bit _line_of gives it, and nothing else
+    a bit."""
     for _ in range(100):
         h, w = (int(v) for v in rng.integers(5, 23, size=2))
         board = _random_board(rng, h, w)
-        masks = vcf.allocate_state(h * w).masks
-        masks[:] = -1  # stale bits from a bigger board must go
-        vcf._build_masks(board, h, w, masks)
-        expected = np.zeros_like(masks)
+        built = vcf.allocate_state(h * w).masks
+        built[:] = -1  # stale bits from a bigger board must go
+        vcf._build_masks(board, h, w, built)
+        flipped = np.zeros_like(built)
+        expected = np.zeros_like(built)
         for p in np.flatnonzero(board != EMPTY):
+            vcf._flip_bit(flipped, h, w, int(board[p]), int(p))
             for d in range(4):
                 line, bit = vcf._line_of(h, w, p, d)
                 expected[board[p] - 1, d, line] |= 1 << bit
         for d in range(4):
             lines = vcf._line_count(h, w, d)
-            assert (masks[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
+            assert (built[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
+            assert (flipped[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
 
 
 @pytest.mark.parametrize("bits", [4, 8, 16])

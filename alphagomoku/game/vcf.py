@@ -200,39 +200,43 @@ def _line_start(h, w, d, line):
 
 @njit(**JIT)
 def _build_masks(board, h, w, masks):
-    """Each colour's stones line by line, as :func:`_line_of` numbers lines and bits. Written
-    out per direction over a row-major scan, which spares _line_of's divisions: the solver
-    builds these for every call."""
+    """Each colour's stones line by line, as :func:`_line_of` numbers lines and bits, over a
+    row-major scan that spares _line_of's divisions: the solver builds these for every call."""
     for d in range(4):
         for line in range(_line_count(h, w, d)):
             masks[0, d, line] = 0
             masks[1, d, line] = 0
-    one = np.int64(1)
     p = 0
     for y in range(h):
         for x in range(w):
             v = board[p]
             p += 1
-            if v == EMPTY:
-                continue
-            c = v - 1
-            masks[c, 0, y] |= one << x
-            masks[c, 1, x] |= one << y
-            if x >= y:
-                masks[c, 2, x - y] |= one << y
-            else:
-                masks[c, 2, w - 1 + y - x] |= one << x
-            if x + y < h:
-                masks[c, 3, x + y] |= one << x
-            else:
-                masks[c, 3, x + y] |= one << (h - 1 - y)
+            if v != EMPTY:
+                _toggle(masks, h, w, v - 1, y, x)
 
 
 @njit(**JIT)
 def _flip_bit(masks, h, w, color, p):
-    for d in range(4):
-        line, bit = _line_of(h, w, p, d)
-        masks[color - 1, d, line] ^= np.int64(1) << bit
+    """Toggle the bits of ``color``'s point ``p`` (the search flips two stones a ply, and back)."""
+    y = p // w
+    _toggle(masks, h, w, color - 1, y, p - y * w)
+
+
+@njit(**JIT)
+def _toggle(masks, h, w, c, y, x):
+    """Toggle point (x, y)'s bit in each of its four lines of colour index ``c``: _line_of's
+    numbering written out, without its division."""
+    one = np.int64(1)
+    masks[c, 0, y] ^= one << x
+    masks[c, 1, x] ^= one << y
+    if x >= y:
+        masks[c, 2, x - y] ^= one << y
+    else:
+        masks[c, 2, w - 1 + y - x] ^= one << x
+    if x + y < h:
+        masks[c, 3, x + y] ^= one << x
+    else:
+        masks[c, 3, x + y] ^= one << (h - 1 - y)
 
 
 @njit(**JIT)
