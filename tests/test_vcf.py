@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from alphagomoku.game import BLACK, WHITE, GameConfig, Position, find_vcf, solve_vcf
-from alphagomoku.game import vcf
-from alphagomoku.game.constants import EMPTY
+from alphagomoku.game import line_masks, vcf
+from alphagomoku.game.constants import EMPTY, FREESTYLE, NO_MOVE, RENJU, STANDARD
 from alphagomoku.game.solver_state import vcf_state_for
 from tests.reference_rules import all_lines
 from tests.reference_vcf import check_line, fives, has_vcf
@@ -287,7 +287,7 @@ def test_kernel_leaves_the_board_and_its_line_masks_as_it_found_them():
     pos = picture(NINE_MOVES)
     st = vcf.allocate_state(pos.config.area)
     built = vcf.allocate_state(pos.config.area).masks
-    vcf._build_masks(pos.board, pos.height, pos.width, built)
+    line_masks.build_masks(pos.board, pos.height, pos.width, built)
     statuses = set()
     for budget in (1, 3, 10**6):
         board = pos.board.copy()
@@ -309,18 +309,48 @@ def test_line_masks_hold_each_stone_where_line_of_numbers_it(rng):
         board = _random_board(rng, h, w)
         built = vcf.allocate_state(h * w).masks
         built[:] = -1  # stale bits from a bigger board must go
-        vcf._build_masks(board, h, w, built)
+        line_masks.build_masks(board, h, w, built)
         flipped = np.zeros_like(built)
         expected = np.zeros_like(built)
         for p in np.flatnonzero(board != EMPTY):
-            vcf._flip_bit(flipped, h, w, int(board[p]), int(p))
+            line_masks.flip_bit(flipped, h, w, int(board[p]), int(p))
             for d in range(4):
-                line, bit = vcf._line_of(h, w, p, d)
+                line, bit = line_masks.line_of(h, w, p, d)
                 expected[board[p] - 1, d, line] |= 1 << bit
         for d in range(4):
-            lines = vcf._line_count(h, w, d)
+            lines = line_masks.line_count(h, w, d)
             assert (built[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
             assert (flipped[:, d, :lines] == expected[:, d, :lines]).all(), (h, w, d)
+
+
+@pytest.mark.parametrize("rule", [FREESTYLE, STANDARD, RENJU])
+def test_completions_from_the_masks_match_the_walk(rule, rng):
+    """The search reads a move's five points from the line masks, which lack the move and the
+    other side's stone just placed; completions() walks the board. Same points, same order,
+    on dense boards of every shape (runs of every length, overlines among them)."""
+    checked = 0
+    for _ in range(300):
+        h, w = (int(v) for v in rng.integers(5, 23, size=2))
+        board = _random_board(rng, h, w)
+        empty = np.flatnonzero(board == EMPTY)
+        if len(empty) < 2:
+            continue
+        move, extra = (int(p) for p in rng.choice(empty, size=2, replace=False))
+        color = int(rng.integers(1, 3))
+        masks = vcf.allocate_state(h * w).masks
+        line_masks.build_masks(board, h, w, masks)
+        board[move] = color
+        with_extra = bool(rng.integers(0, 2))
+        if with_extra:
+            board[extra] = 3 - color
+        walked = np.full(2, -1, dtype=np.int32)
+        read = np.full(2, -1, dtype=np.int32)
+        count = vcf.completions(board, h, w, 5, rule, move, color, walked)
+        got = vcf._masked_completions(masks, h, w, 5, rule, move, color,
+                                      extra if with_extra else NO_MOVE, read)
+        assert got == count and (read[:count] == walked[:count]).all(), (h, w, move, color)
+        checked += count > 0
+    assert checked > 30  # enough moves that do complete a five
 
 
 @pytest.mark.parametrize("bits", [4, 8, 16])
@@ -407,7 +437,7 @@ def test_candidate_fours_match_a_window_scan(fewer, more, rng):
         n = int(rng.integers(3, min(h, w, 6) + 1))
         board = _random_board(rng, h, w)
         st = vcf.allocate_state(h * w)
-        vcf._build_masks(board, h, w, st.masks)
+        line_masks.build_masks(board, h, w, st.masks)
         refs = [int(v) for v in rng.integers(-1, h * w, size=2)]
         for attacker in (BLACK, WHITE):
             fewest, most = max(0, n - fewer), n - more
@@ -426,7 +456,7 @@ def test_five_points_match_the_reference(rule, rng):
         h, w = (int(v) for v in rng.integers(5, 12, size=2))
         board = _random_board(rng, h, w)
         st = vcf.allocate_state(h * w)
-        vcf._build_masks(board, h, w, st.masks)
+        line_masks.build_masks(board, h, w, st.masks)
         for color in (BLACK, WHITE):
             expected = fives(list(board), w, h, 5, rule, color)
             count = vcf._fives(board, st.masks, h, w, 5, rule_id, color, st.points)

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from alphagomoku.game import kernels as game
+from alphagomoku.game import line_masks
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.numba_config import JIT
 
@@ -80,7 +81,7 @@ class VcfState(NamedTuple):
     meta: np.ndarray      # int64 (_META_FIELDS,)
     line: np.ndarray      # int32 (2P + 3,): the winning line, attacker and defender alternating
     points: np.ndarray    # int32 (2,): completion points found
-    masks: np.ndarray     # int64 (2, 4, A): each colour's stones line by line (see _line_of)
+    masks: np.ndarray     # int64 (2, 4, A): each colour's stones line by line (see line_masks)
 
 
 def allocate_state(area: int, tt_bits: int = TT_BITS, seed: int = 20240611) -> VcfState:
@@ -152,99 +153,52 @@ def completions(board, h, w, n, rule, move, color, points):
 
 
 @njit(**JIT)
-def _line_count(h, w, d):
-    if d == 0:
-        return h
-    if d == 1:
-        return w
-    return h + w - 1
-
-
-@njit(**JIT)
-def _line_of(h, w, p, d):
-    """(line, bit) of point ``p`` in direction ``d`` (steps _DX, _DY): lines are numbered in the
-    order in which a row-major scan meets their first points, and a point's bit is its distance
-    from its line's first point."""
-    y = p // w
-    x = p - y * w
-    if d == 0:
-        return y, x
-    if d == 1:
-        return x, y
-    if d == 2:
-        if x >= y:
-            return x - y, y
-        return w - 1 + y - x, x
-    if x + y < h:
-        return x + y, x
-    return x + y, h - 1 - y
-
-
-@njit(**JIT)
-def _line_start(h, w, d, line):
-    """(first point, length) of ``line`` in direction ``d``."""
-    if d == 0:
-        return line * w, w
-    if d == 1:
-        return line, h
-    if d == 2:
-        if line < w:
-            return line, min(w - line, h)
-        y0 = line - (w - 1)
-        return y0 * w, min(h - y0, w)
-    if line < h:
-        return line * w, min(line + 1, w)
-    x0 = line - (h - 1)
-    return (h - 1) * w + x0, min(w - x0, h)
-
-
-@njit(**JIT)
-def _build_masks(board, h, w, masks):
-    """Each colour's stones line by line, as :func:`_line_of` numbers lines and bits, over a
-    row-major scan that spares _line_of's divisions: the solver builds these for every call."""
-    for d in range(4):
-        for line in range(_line_count(h, w, d)):
-            masks[0, d, line] = 0
-            masks[1, d, line] = 0
-    p = 0
-    for y in range(h):
-        for x in range(w):
-            v = board[p]
-            p += 1
-            if v != EMPTY:
-                _toggle(masks, h, w, v - 1, y, x)
-
-
-@njit(**JIT)
-def _flip_bit(masks, h, w, color, p):
-    """Toggle the bits of ``color``'s point ``p`` (the search flips two stones a ply, and back)."""
-    y = p // w
-    _toggle(masks, h, w, color - 1, y, p - y * w)
-
-
-@njit(**JIT)
-def _toggle(masks, h, w, c, y, x):
-    """Toggle point (x, y)'s bit in each of its four lines of colour index ``c``: _line_of's
-    numbering written out, without its division."""
+def _masked_completions(masks, h, w, n, rule, move, color, extra, points):
+    """:func:`completions` read from the line masks, which hold every stone but ``move``
+    (``color``'s, on the board already) and ``extra`` (an opponent's stone not in them yet, or
+    NO_MOVE): the same points in the same order, from bits instead of a walk along the board
+    (the search asks this twice a node, and the walks were most of a node's cost)."""
+    own_c = color - 1
+    opp_c = 2 - color
     one = np.int64(1)
-    masks[c, 0, y] ^= one << x
-    masks[c, 1, x] ^= one << y
-    if x >= y:
-        masks[c, 2, x - y] ^= one << y
-    else:
-        masks[c, 2, w - 1 + y - x] ^= one << x
-    if x + y < h:
-        masks[c, 3, x + y] ^= one << x
-    else:
-        masks[c, 3, x + y] ^= one << (h - 1 - y)
-
-
-@njit(**JIT)
-def _popcount(x):
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return ((x * 0x0101010101010101) >> 56) & 0xFF
+    reach = n - 1
+    count = 0
+    for d in range(4):
+        line, bit = line_masks.line_of(h, w, move, d)
+        first, length = line_masks.line_start(h, w, d, line)
+        own = masks[own_c, d, line] | (one << bit)
+        opp = masks[opp_c, d, line]
+        if extra != NO_MOVE:
+            extra_line, extra_bit = line_masks.line_of(h, w, extra, d)
+            if extra_line == line:
+                opp |= one << extra_bit
+        # Bits grow in the direction a walk with _DX, _DY takes, so "forward" is upward.
+        lo = bit
+        while lo > 0 and (own >> (lo - 1)) & 1:
+            lo -= 1
+        hi = bit
+        while hi + 1 < length and (own >> (hi + 1)) & 1:
+            hi += 1
+        step = _DY[d] * w + _DX[d]
+        p = hi + 1  # the first point past move's run, forward
+        if p < length and p - bit <= reach and (opp >> p) & 1 == 0:
+            end = p
+            while end + 1 < length and (own >> (end + 1)) & 1:
+                end += 1
+            if game.is_winning_line(end - lo + 1, n, rule, color):
+                count = _add_point(points, count, first + p * step)
+                if count == 2:
+                    return 2
+        p = lo - 1  # and backward
+        if p >= 0 and bit - p <= reach and (opp >> p) & 1 == 0:
+            start = p
+            while start > 0 and (own >> (start - 1)) & 1:
+                start -= 1
+            if game.is_winning_line(hi - start + 1, n, rule, color):
+                count = _add_point(points, count, first + p * step)
+                if count == 2:
+                    return 2
+    return count
 
 
 @njit(**JIT)
@@ -254,10 +208,11 @@ def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2
     both n - 2 these are the only points that can make a four (the VCF's moves); the VCT
     (:mod:`alphagomoku.game.vct`) also asks for the points that can make a three.
 
-    ``masks`` (see :func:`_build_masks`) hold the board line by line, so a line with fewer than
-    n - 2 attacker stones, most of them, costs one popcount. Within the distance order, points
-    come in the order of a row-major scan of each direction's lines, window by window, each
-    window's points from its far end: the solver's lines depend on this order, so it is kept."""
+    ``masks`` (see :mod:`~alphagomoku.game.line_masks`) hold the board line by line, so a line
+    with fewer than n - 2 attacker stones, most of them, costs one popcount. Within the distance
+    order, points come in the order of a row-major scan of each direction's lines, window by
+    window, each window's points from its far end: the solver's lines depend on this order, so
+    it is kept."""
     own_c = attacker - 1
     opp_c = 2 - attacker
     meta[_M_STAMP] += 1
@@ -266,17 +221,17 @@ def _generate(masks, h, w, n, attacker, cand, keys, marks, meta, ply, ref1, ref2
     count = 0
     for d in range(4):
         step = _DY[d] * w + _DX[d]
-        for line in range(_line_count(h, w, d)):
+        for line in range(line_masks.line_count(h, w, d)):
             own = masks[own_c, d, line]
-            if _popcount(own) < fewest:
+            if line_masks.popcount(own) < fewest:
                 continue
-            first, length = _line_start(h, w, d, line)
+            first, length = line_masks.line_start(h, w, d, line)
             opp = masks[opp_c, d, line]
             for lo in range(length - n + 1):
                 window = full << lo
                 if opp & window != 0:
                     continue
-                stones = _popcount(own & window)
+                stones = line_masks.popcount(own & window)
                 if stones < fewest or stones > most:
                     continue
                 for bit in range(lo + n - 1, lo - 1, -1):
@@ -314,8 +269,8 @@ def _unwind(board, masks, h, w, attacker, frames, ply):
         b = frames[q, _F_BLOCK]
         board[a] = EMPTY
         board[b] = EMPTY
-        _flip_bit(masks, h, w, attacker, a)
-        _flip_bit(masks, h, w, 3 - attacker, b)
+        line_masks.flip_bit(masks, h, w, attacker, a)
+        line_masks.flip_bit(masks, h, w, 3 - attacker, b)
 
 
 @njit(**JIT)
@@ -348,7 +303,7 @@ def solve(board, h, w, n, rule, attacker, last_move, budget, max_len, zobrist, t
     (renju: black's block is forbidden) is written as NO_MOVE. ``last_move`` (or NO_MOVE) only
     orders the first fours tried. Nodes are attacker moves tried; past ``budget`` the answer is
     UNKNOWN."""
-    _build_masks(board, h, w, masks)
+    line_masks.build_masks(board, h, w, masks)
     if _fives(board, masks, h, w, n, rule, attacker, points) > 0:
         line[0] = points[0]
         return WIN, 1, 0
@@ -372,7 +327,7 @@ def solve_known(board, h, w, n, rule, attacker, last_move, forced, budget, max_l
     max_len, key = _start(board, h * w, attacker, max_len, zobrist, table)
     if max_len == 0:
         return NONE, 0, 0
-    _build_masks(board, h, w, masks)
+    line_masks.build_masks(board, h, w, masks)
     return _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, key,
                    zobrist, table, cand, keys, frames, marks, meta, line, points, masks)
 
@@ -438,7 +393,7 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
                 return UNKNOWN, 0, nodes
             nodes += 1
             board[m] = attacker
-            c = completions(board, h, w, n, rule, m, attacker, points)
+            c = _masked_completions(masks, h, w, n, rule, m, attacker, NO_MOVE, points)
             if c == 0:
                 board[m] = EMPTY
                 continue
@@ -475,15 +430,15 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
                 board[m] = EMPTY
                 continue
             board[q] = defender
-            found = completions(board, h, w, n, rule, q, defender, points)
+            found = _masked_completions(masks, h, w, n, rule, q, defender, m, points)
             if found >= 2:
                 board[q] = EMPTY
                 board[m] = EMPTY
                 continue
             frames[ply, _F_ATTACK] = m
             frames[ply, _F_BLOCK] = q
-            _flip_bit(masks, h, w, attacker, m)
-            _flip_bit(masks, h, w, defender, q)
+            line_masks.flip_bit(masks, h, w, attacker, m)
+            line_masks.flip_bit(masks, h, w, defender, q)
             ply += 1
             frames[ply, _F_HASH] = child
             frames[ply, _F_NEXT] = 0
@@ -501,8 +456,8 @@ def _search(board, h, w, n, rule, attacker, last_move, forced, budget, max_len, 
             ply -= 1
             board[frames[ply, _F_ATTACK]] = EMPTY
             board[frames[ply, _F_BLOCK]] = EMPTY
-            _flip_bit(masks, h, w, attacker, frames[ply, _F_ATTACK])
-            _flip_bit(masks, h, w, defender, frames[ply, _F_BLOCK])
+            line_masks.flip_bit(masks, h, w, attacker, frames[ply, _F_ATTACK])
+            line_masks.flip_bit(masks, h, w, defender, frames[ply, _F_BLOCK])
 
 
 @njit(**JIT)
@@ -525,23 +480,23 @@ def solve_known_with(board, h, w, n, rule, attacker, last_move, forced, budget, 
 def _fives(board, masks, h, w, n, rule, color, points):
     """The empty points where ``color`` wins at once: how many (0, 1 or 2 meaning "two or
     more"), the first in ``points[0]``. Only the gaps of n-windows holding n - 1 stones of
-    ``color`` and none of the other's are tried (``masks`` as :func:`_build_masks` makes them):
-    a five-making point has such a window, and ``would_win`` settles overlines and renju."""
+    ``color`` and none of the other's are tried (``masks`` as line_masks.build_masks makes
+    them): a five-making point has such a window, and ``would_win`` settles overlines and renju."""
     own_c = color - 1
     opp_c = 2 - color
     full = (np.int64(1) << n) - 1
     found = 0
     for d in range(4):
         step = _DY[d] * w + _DX[d]
-        for line in range(_line_count(h, w, d)):
+        for line in range(line_masks.line_count(h, w, d)):
             own = masks[own_c, d, line]
-            if _popcount(own) < n - 1:
+            if line_masks.popcount(own) < n - 1:
                 continue
-            first, length = _line_start(h, w, d, line)
+            first, length = line_masks.line_start(h, w, d, line)
             opp = masks[opp_c, d, line]
             for lo in range(length - n + 1):
                 window = full << lo
-                if opp & window != 0 or _popcount(own & window) != n - 1:
+                if opp & window != 0 or line_masks.popcount(own & window) != n - 1:
                     continue
                 bit = lo
                 while (own >> bit) & 1:

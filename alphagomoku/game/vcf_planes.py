@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from alphagomoku.game import vcf
+from alphagomoku.game import line_masks, vcf
 from alphagomoku.game.constants import NO_MOVE, NUM_PLANES
 from alphagomoku.numba_config import JIT
 
@@ -47,7 +47,7 @@ def write_vcf_planes(board, h, w, n, rule, color, last_move, budget, st, out):
     Returns 1 when the opponent's answer is a proved "no VCF" (not merely unknown), else 0: a
     search keeps it for the node's children (:func:`write_vcf_planes_known`'s ``own_none``)."""
     other = 3 - color
-    vcf._build_masks(board, h, w, st.masks)
+    line_masks.build_masks(board, h, w, st.masks)
     n_own = vcf._fives(board, st.masks, h, w, n, rule, color, st.points)
     own_point = np.int64(st.points[0])
     n_opp = vcf._fives(board, st.masks, h, w, n, rule, other, st.points)
@@ -90,7 +90,7 @@ def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budge
     built = False  # the masks are built once, for whichever side's search needs them first
     own = False
     if own_none == 0 and not vcf._proved_none(key, area, st.table):
-        vcf._build_masks(board, h, w, st.masks)
+        line_masks.build_masks(board, h, w, st.masks)
         built = True
         own = _plane_search(board, h, w, n, rule, color, last_move, forced, budget, key,
                             st) == vcf.WIN
@@ -99,7 +99,7 @@ def write_vcf_planes_known(board, h, w, n, rule, color, last_move, forced, budge
     if not opp:
         key ^= st.zobrist[0, 0]
         if not built and not vcf._proved_none(key, area, st.table):
-            vcf._build_masks(board, h, w, st.masks)
+            line_masks.build_masks(board, h, w, st.masks)
         result = _plane_search(board, h, w, n, rule, 3 - color, last_move, np.int64(NO_MOVE),
                                budget, key, st)
         opp = result == vcf.WIN

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from alphagomoku.game import kernels as game
-from alphagomoku.game import vcf
+from alphagomoku.game import line_masks, vcf
 from alphagomoku.game.constants import BLACK, EMPTY, NO_MOVE, RENJU
 from alphagomoku.numba_config import JIT
 
@@ -100,7 +100,7 @@ def _open_or(board, h, w, n, rule, attacker, last_move, level, budget, kids, fra
     to try listed in kids[level] and (_EXPAND, nodes, NO_MOVE), or NONE / UNKNOWN."""
     defender = 3 - attacker
     placed = frames[level, _K_PLACED]
-    vcf._build_masks(board, h, w, masks)
+    line_masks.build_masks(board, h, w, masks)
     if vcf._fives(board, masks, h, w, n, rule, attacker, st.points) > 0:
         return WIN, 0, np.int64(st.points[0])
     found = vcf._fives(board, masks, h, w, n, rule, defender, st.points)
@@ -148,7 +148,7 @@ def _open_and(board, h, w, n, rule, attacker, level, budget, kids, frames, masks
     for i in range(1, length, 2):
         if st.line[i] != NO_MOVE:
             board[st.line[i]] = defender
-    vcf._build_masks(board, h, w, masks)
+    line_masks.build_masks(board, h, w, masks)
     quiet = vcf._generate(masks, h, w, n, defender, kids, st.keys, st.marks, st.meta, scratch,
                           threat, np.int64(NO_MOVE), n - 2, n - 1)
     for i in range(1, length, 2):
