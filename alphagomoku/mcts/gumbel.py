@@ -150,27 +150,37 @@ def _mixed_value(nodes, values, edge_prior, edge_child, t, x):
 
 
 @njit(**JIT)
-def completed_q_into(nodes, values, edge_prior, edge_child, t, out):
-    """out[i] = the completed Q of root edge ``first + i`` for the root's side to move: the
-    child's mean value when visited, else the mixed value v_mix of the paper's appendix D;
-    then rescaled to [0, 1] by the min and max over the root's edges. Returns max visits."""
+def completed_q_into(nodes, values, edge_prior, edge_child, t, out, fill):
+    """out[i] = the completed Q of root edge ``first + i`` for the root's side to move, for i
+    below ``fill``: the child's mean value when visited, else the mixed value v_mix of the
+    paper's appendix D; then rescaled to [0, 1] by the min and max over all the root's edges.
+    Returns max visits.
+
+    Every edge without a visited child has q = v_mix, so the min and max need only the taken
+    edges and v_mix: the root's selection, which reads the first few edges at each simulation,
+    does not pay for a pass over every legal move."""
     first = np.int64(nodes[t, ROOT, FIRST_EDGE])
     k = np.int64(nodes[t, ROOT, NUM_EDGES])
     taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
     v_mix, max_visits = _mixed_value(nodes, values, edge_prior, edge_child, t, ROOT)
     lo = np.inf
     hi = -np.inf
-    for i in range(k):
+    if taken < k:
+        lo = v_mix
+        hi = v_mix
+    for i in range(taken):
         q = v_mix
-        if i < taken:
-            c = edge_child[t, first + i]
-            if nodes[t, c, VISITS] > 0:
-                q = values[t, c, Q]
-        out[i] = q
+        c = edge_child[t, first + i]
+        if nodes[t, c, VISITS] > 0:
+            q = values[t, c, Q]
+        if i < fill:
+            out[i] = q
         lo = min(lo, q)
         hi = max(hi, q)
     span = max(hi - lo, _RESCALE_EPS)
-    for i in range(k):
+    for i in range(taken, fill):
+        out[i] = v_mix
+    for i in range(fill):
         out[i] = (out[i] - lo) / span
     return max_visits
 
@@ -245,7 +255,7 @@ def select_root(nodes, values, edge_prior, edge_child, gumbel, roots, qbuf, prm,
     target = considered_visit(m, max(np.int64(roots[t, BUDGET]), 1), max(sim, 0))
     if target == 0 and taken < m:
         return first + taken  # the first phase: candidates in g + logit order
-    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf)
+    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf, min(taken, m))
     scale = _sigma_scale(prm, max_visits)
     best = -1
     best_score = -np.inf
@@ -274,7 +284,7 @@ def improved_policy_into(nodes, values, edge_move, edge_prior, edge_child, qbuf,
     out[:] = 0.0
     if k == 0:
         return
-    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf)
+    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf, k)
     scale = _sigma_scale(prm, max_visits)
     top = -np.inf
     for i in range(k):
@@ -296,7 +306,7 @@ def chosen_move(nodes, values, edge_move, edge_prior, edge_child, gumbel, qbuf, 
     first = np.int64(nodes[t, ROOT, FIRST_EDGE])
     taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
     m = num_considered(nodes, prm, t)
-    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf)
+    max_visits = completed_q_into(nodes, values, edge_prior, edge_child, t, qbuf, min(taken, m))
     scale = _sigma_scale(prm, max_visits)
     best = -1
     best_score = -np.inf
