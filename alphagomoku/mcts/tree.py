@@ -31,7 +31,7 @@ from numba import njit
 
 from alphagomoku.game.constants import NUM_PLANES
 from alphagomoku.game import vct as vct_solver
-from alphagomoku.game.vcf import TT_BITS, VcfState, allocate_state
+from alphagomoku.game.vcf import TT_BITS, allocate_state
 from alphagomoku.numba_config import JIT
 
 ROOT = 0
@@ -157,8 +157,9 @@ class Scratch(NamedTuple):
     q: np.ndarray         # float64 (A,): completed Q of the root's edges (Gumbel)
     points: np.ndarray    # int32 (2,): winning points found by the threat look-ups
     explore: np.ndarray   # float64 (X,): c(n) * sqrt(n) for a parent with n visits, n < X
-    vcf: VcfState         # the VCF solver's stacks and table of proved failures
-    vct: vct_solver.VctState  # the VCT search's, calling ``vcf`` (the same object)
+    # The VCT search's state, whose ``vcf`` holds the VCF solver's stacks and table of proved
+    # failures. Not a field of its own as well: every field is unboxed at each kernel call.
+    vct: vct_solver.VctState
 
 
 class SearchParams(NamedTuple):
@@ -249,7 +250,6 @@ def allocate_scratch(area: int, max_nodes: int, explore: np.ndarray,
         q=np.zeros(area, dtype=np.float64),
         points=np.full(2, -1, dtype=np.int32),
         explore=explore,
-        vcf=vcf_state,
         vct=vct_state,
     )
 
