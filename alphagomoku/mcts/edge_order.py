@@ -3,16 +3,18 @@
 Selection scores the taken edges and one untaken edge, the one with the largest prior (ties go
 to the lowest point, the order edges are created in), because every untaken edge has the same
 first-play value and its score grows with its prior alone. Only that one edge needs to be in
-place, so an interior node is not sorted: :func:`order_new_block` moves the best edge forward
-when the expansion writes the block, and :func:`promote_next` the best untaken one each time
-an edge is taken, each a scan of the untaken edges. Sorting every block at expansion had been
-half of the expansion kernel's time with a network's priors (docs/benchmarks.md), while most
-interior nodes of a short search take one or two children. Roots are sorted in full
-(:func:`sort_edges`), because the Dirichlet noise and the Gumbel draws are dealt out in block
-order, and sorting keeps those draws where they were. A node whose untaken edges are all in
-order (a root, or a block found in order when written, as equal priors always are) is marked
-ORDERED and skips the scan: pure MCTS and the uniform evaluator take a child at almost every
-simulation, and would otherwise scan a whole block each time.
+place, so an interior node is not sorted: :func:`order_new_block` moves its few best edges
+forward, in order, when the expansion writes the block, and :func:`promote_next` the best
+untaken one when an edge past that prefix is taken, each a scan of the untaken edges. Sorting
+every block at expansion had been half of the expansion kernel's time with a network's priors
+(docs/benchmarks.md), while most interior nodes of a short search take one or two children.
+Roots are sorted in full (:func:`sort_edges`), because the Dirichlet noise and the Gumbel draws
+are dealt out in block order, and sorting keeps those draws where they were. A node's ORDERED
+field counts the leading edges of its block known to be in order (all of them for a root, or a
+block found in order when written, as equal priors always are), and a take within them skips
+the scan: pure MCTS and the uniform evaluator take a child at almost every simulation, and
+would otherwise scan a whole block each time. Which edge is next never depends on how the
+untaken edges past it are arranged, so the searches are the same whatever the prefix.
 """
 
 from __future__ import annotations
@@ -53,23 +55,49 @@ def promote_next(edge_prior, edge_move, t, start, end):
         swap_edges(edge_prior, edge_move, t, start, best)
 
 
+# How many of a new interior block's best edges order_new_block puts in place: most interior
+# nodes of a short search take one to three children, and each take within this prefix needs
+# no scan for the next edge.
+NEW_BLOCK_PREFIX = 4
+
+
 @njit(**JIT)
 def order_new_block(edge_prior, edge_move, t, start, end):
-    """:func:`promote_next` for a block just written, in the same pass finding out whether the
-    whole block is already in order (equal priors, for one, are: edges are written in point
-    order). Returns True when it is, and then nothing was moved."""
-    best = start
+    """Put the NEW_BLOCK_PREFIX best edges of a block just written at its front, in order, in
+    one pass that also finds out whether the whole block is already in order (equal priors,
+    for one, are: edges are written in point order). Returns how many leading edges are now in
+    selection order, each ranked before every edge after it: the whole block when it was in
+    order (then nothing was moved), else the prefix."""
+    k = end - start
+    size = min(NEW_BLOCK_PREFIX, k)
+    best = np.empty(NEW_BLOCK_PREFIX, np.int64)  # the best edges so far, best first
+    count = 0
     in_order = True
-    for e in range(start + 1, end):
-        if ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, e - 1],
-                        edge_move[t, e - 1]):
+    for e in range(start, end):
+        if e > start and ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, e - 1],
+                                      edge_move[t, e - 1]):
             in_order = False
-        if ranks_before(edge_prior[t, e], edge_move[t, e], edge_prior[t, best],
-                        edge_move[t, best]):
-            best = e
-    if best != start:
-        swap_edges(edge_prior, edge_move, t, start, best)
-    return in_order
+        if count == size and not ranks_before(edge_prior[t, e], edge_move[t, e],
+                                              edge_prior[t, best[count - 1]],
+                                              edge_move[t, best[count - 1]]):
+            continue
+        i = min(count, size - 1)
+        while i > 0 and ranks_before(edge_prior[t, e], edge_move[t, e],
+                                     edge_prior[t, best[i - 1]], edge_move[t, best[i - 1]]):
+            best[i] = best[i - 1]
+            i -= 1
+        best[i] = e
+        count = min(count + 1, size)
+    if in_order:
+        return k
+    for i in range(size):
+        if best[i] != start + i:
+            swap_edges(edge_prior, edge_move, t, start + i, best[i])
+            # The edge that stood at start + i now stands where best[i] was.
+            for j in range(i + 1, size):
+                if best[j] == start + i:
+                    best[j] = best[i]
+    return size
 
 
 @njit(**JIT)

@@ -340,9 +340,10 @@ def _descend(nodes, values, edge_move, edge_prior, edge_child, roots, root_board
         _init_node(nodes, values, t, c, x)
         edge_child[t, e] = c
         nodes[t, x, NUM_CHILDREN] += 1
-        if nodes[t, x, ORDERED] == 0 and nodes[t, x, FORCED] == 0:
-            end = np.int64(nodes[t, x, FIRST_EDGE]) + np.int64(nodes[t, x, NUM_EDGES])
-            promote_next(edge_prior, edge_move, t, e + 1, end)
+        first = np.int64(nodes[t, x, FIRST_EDGE])
+        if e + 1 - first >= nodes[t, x, ORDERED] and nodes[t, x, FORCED] == 0:
+            promote_next(edge_prior, edge_move, t, e + 1, first + np.int64(nodes[t, x, NUM_EDGES]))
+            nodes[t, x, ORDERED] = e + 2 - first
         x = c
         if game.wins_at(board, h, w, prm.n_in_row, prm.rule, move, color):
             nodes[t, x, STATUS] = SOLVED_LOSS
@@ -500,16 +501,16 @@ def expand_leaf(nodes, values, edge_move, edge_prior, edge_child, roots, rng, gu
     if uniform or not total > 0.0:
         for e in range(base, base + k):
             edge_prior[t, e] = 1.0 / k
-        nodes[t, x, ORDERED] = 1  # equal priors, created in point order
+        nodes[t, x, ORDERED] = k  # equal priors, created in point order
     else:
         scale = 1.0 / total
         for e in range(base, base + k):
             edge_prior[t, e] = edge_prior[t, e] * scale
         if x == ROOT:
             sort_edges(edge_prior, edge_move, buf_p, buf_m, t, base, k)
-            nodes[t, x, ORDERED] = 1
-        elif order_new_block(edge_prior, edge_move, t, base, base + k):
-            nodes[t, x, ORDERED] = 1
+            nodes[t, x, ORDERED] = k
+        else:
+            nodes[t, x, ORDERED] = order_new_block(edge_prior, edge_move, t, base, base + k)
     forced = info[j, LEAF_FORCED]
     if forced != NO_MOVE:
         for e in range(base, base + k):

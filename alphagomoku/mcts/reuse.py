@@ -81,5 +81,5 @@ def keep_subtree(tr, sc, t, move):
         taken = np.int64(nodes[t, ROOT, NUM_CHILDREN])
         sort_edges(edge_prior, edge_move, sc.priors, sc.moves, t, taken,
                    np.int64(nodes[t, ROOT, NUM_EDGES]) - taken)
-        nodes[t, ROOT, ORDERED] = 1
+        nodes[t, ROOT, ORDERED] = nodes[t, ROOT, NUM_EDGES]
     return True

@@ -47,9 +47,9 @@ VISITS = 4        # finished visits, the node's own evaluation included
 IN_FLIGHT = 5     # visits in flight through the node (virtual loss)
 STATUS = 6        # UNSOLVED, SOLVED_WIN, SOLVED_LOSS or SOLVED_DRAW
 FORCED = 7        # 1 when only edge 0 may be played (the immediate win, or the only block)
-ORDERED = 8       # 1 when all the untaken edges are in selection order (a root's sorted block,
-                  # or one found in order when written), so taking one needs no scan for the
-                  # next (edge_order.py)
+ORDERED = 8       # how many leading edges of the block are in selection order, each ranked
+                  # before all after it (the whole of a root's sorted block): taking one of
+                  # them needs no scan for the next (edge_order.py)
 OPP_NO_VCF = 9    # 1 when the node's VCF planes proved that the side not to move has no VCF:
                   # then its children's side to move has none either (freestyle: an extra
                   # defender stone never helps a VCF), and their solver call is spared
