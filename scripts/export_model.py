@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from alphagomoku.nn.io import CheckpointError
-    from alphagomoku.train.loop import export_model
+    from alphagomoku.train.checkpoint import export_model
 
     try:
         path = export_model(args.checkpoint, args.out)

@@ -47,18 +47,30 @@ class Batch(NamedTuple):
     future_weight: np.ndarray  # float32 (B,): weight of each future term (0: not known)
 
 
+def draw_symmetries(game: GameConfig, count: int, rng: np.random.Generator) -> np.ndarray:
+    """A random symmetry of ``game``'s board for each of ``count`` samples."""
+    syms = np.asarray(valid_symmetries(game.width, game.height))
+    return syms[rng.integers(0, len(syms), size=count)]
+
+
 def make_batch(
     buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
     q_weight: float = 0.0, vcf_budget: int = 0, rule_planes: bool = False,
+    symmetries: np.ndarray | None = None,
 ) -> Batch:
     """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q;
     with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``); with
     ``rule_planes``, the rule planes last (a network that reads the rule).
 
-    With ``rng``, each sample gets one of the board's symmetries at random, the same one for its
-    planes and its policy; with ``rng=None`` the samples are left as stored.
+    With ``rng``, each sample gets one of the board's symmetries at random
+    (:func:`draw_symmetries`), the same one for its planes and its policy; ``symmetries`` gives
+    them drawn already; with neither the samples are left as stored.
     """
     b = len(indices)
+    if rng is not None:
+        if symmetries is not None:
+            raise ValueError("give make_batch an rng or the symmetries drawn, not both")
+        symmetries = draw_symmetries(game, b, rng)
     extra = VCF_PLANES if vcf_budget > 0 else 0
     rules = RULE_PLANES if rule_planes else 0
     planes = np.empty((b, NUM_PLANES + extra + rules, game.height, game.width), dtype=np.float32)
@@ -82,13 +94,11 @@ def make_batch(
     later = buffer.future[indices]
     future = ((later == to_move[:, None]).astype(np.float32)
               - ((later != 0) & (later != to_move[:, None])).astype(np.float32))
-    if rng is not None:
-        syms = np.asarray(valid_symmetries(game.width, game.height))
-        choice = syms[rng.integers(0, len(syms), size=b)]
-        for k in np.unique(choice):
+    if symmetries is not None:
+        for k in np.unique(symmetries):
             if k == 0:
                 continue
-            rows = np.flatnonzero(choice == k)
+            rows = np.flatnonzero(symmetries == k)
             planes[rows] = transform_planes(planes[rows], int(k))
             policies[rows] = transform_policy(policies[rows], int(k), game.width, game.height)
             replies[rows] = transform_policy(replies[rows], int(k), game.width, game.height)

@@ -18,14 +18,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, strip_prefixes
+from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, save_model, strip_prefixes
 from alphagomoku.atomic import atomic_path, atomic_torch_save
 from alphagomoku.read_errors import read_error_reason
 
 CHECKPOINT_FORMAT_VERSION = 1
 
 __all__ = ["CheckpointError", "TrainingState", "load_checkpoint", "save_checkpoint", "rng_state",
-           "restore_rng_state"]
+           "restore_rng_state", "intact_checkpoint_hint", "export_model"]
 
 
 @dataclass
@@ -130,3 +131,24 @@ def load_checkpoint(path: str | Path) -> dict:
         )
     state["model"] = strip_prefixes(state["model"])
     return state
+
+
+def intact_checkpoint_hint(ckpt_dir: Path) -> str:
+    """Where to resume from when latest.pt is damaged: the newest epoch file that loads."""
+    for candidate in sorted(ckpt_dir.glob("epoch_*.pt"), reverse=True):
+        try:
+            load_checkpoint(candidate)
+        except CheckpointError:
+            continue
+        return (f"the newest whole checkpoint is {candidate}: resume from it with\n"
+                f"  cp {candidate} {ckpt_dir / 'latest.pt'}\nthen run again with --resume")
+    return "no whole epoch checkpoint is left in that folder: start a new run"
+
+
+def export_model(checkpoint: str | Path, out: str | Path) -> Path:
+    """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
+    # Only the network's part of the state: a checkpoint cut down to it exports too.
+    state = load_checkpoint(checkpoint)
+    model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
+    model.load_state_dict(state.get("ema") or state["model"])
+    return save_model(out, model)

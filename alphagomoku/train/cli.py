@@ -50,6 +50,9 @@ _HELP = {
     "games_at_once": "of a task's games, how many are played at once (0: all); a finished game's "
                      "place goes to the next, so the network batches stay full until the task's "
                      "last games (on a GPU a call costs about the same whatever its size)",
+    "batch_threads": "threads that build the next gradient batches while a step runs (-1: auto, "
+                     "4 on a GPU, where a step is faster than one core makes its batch; 0: built "
+                     "in the training loop, as on a CPU)",
     "simulations": "MCTS simulations per move in self-play",
     "eval_cache": "network answers each self-play task keeps, so that a position its searches meet "
                   "again is not evaluated twice (0: off); about 4 x games at once x simulations "

@@ -99,6 +99,7 @@ class TrainConfig:
     decided_plies: int = 3            # ... for this many searched plies in a row
     buffer_positions: int = 50_000    # replay window, in positions
     min_buffer_positions: int = 256   # no gradient step before the buffer holds this many
+    batch_threads: int = -1           # threads building the next gradient batches (-1: auto, 4 on a GPU, 0 on a CPU)
     # -- the run ----------------------------------------------------------------------------------
     run_dir: str = "runs/default"
     seed: int = 0
@@ -194,6 +195,8 @@ class TrainConfig:
         need(self.selfplay_games >= 1, "selfplay_games", "must be at least 1")
         need(self.games_per_task >= 1, "games_per_task", "must be at least 1")
         need(0 <= self.selfplay_groups, "selfplay_groups", "must be 0 (auto) or more")
+        need(self.batch_threads >= -1, "batch_threads",
+             f"must be -1 (auto), 0 (built in the training loop) or more, got {self.batch_threads}")
         need(self.cuda_graphs in ("auto", "off"), "cuda_graphs", "must be auto or off")
         need(0 <= self.games_at_once <= self.games_per_task, "games_at_once",
              f"must be from 1 to games_per_task ({self.games_per_task}), or 0 for all of them, "

@@ -29,11 +29,12 @@ from alphagomoku.selfplay.openings import steer_target
 from alphagomoku.selfplay.warmup import compile_selfplay_kernels
 from alphagomoku.selfplay.worker import TaskResult
 from alphagomoku.train import distributed
-from alphagomoku.train.augment import make_batch
+from alphagomoku.train.augment import draw_symmetries, make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import (
     TrainingState,
+    intact_checkpoint_hint,
     load_checkpoint,
     restore_rng_state,
     rng_state,
@@ -53,6 +54,7 @@ from alphagomoku.train.selfplay_epoch import (
 )
 from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
+from alphagomoku.train.prefetch import BatchPrefetch, batch_threads
 from alphagomoku.train.plot import plot_progress
 
 
@@ -150,7 +152,7 @@ class Trainer:
         try:
             state = TrainingState.from_dict(load_checkpoint(path), str(path))
         except CheckpointError as e:
-            raise CheckpointError(f"{e}\n{_intact_checkpoint_hint(path.parent)}") from None
+            raise CheckpointError(f"{e}\n{intact_checkpoint_hint(path.parent)}") from None
         saved = state.config
         refusal = self.cfg.resume_refusal(saved)
         if refusal:
@@ -443,7 +445,7 @@ class Trainer:
         # run the main board may have none yet).
         probe_variant, probe_buffer = self._pick_buffer(least=1)
         probe = self._tensors(probe_buffer.sample_indices(min(512, len(probe_buffer)), self.rng),
-                              augment=False, buffer=probe_buffer, game=probe_variant.game)
+                              probe_buffer, probe_variant.game)
         old_log_p = self._log_policy(probe[0])
         self.model.train()
         aux = AuxWeights(reply=cfg.aux_reply_weight, soft_policy=cfg.soft_policy_weight,
@@ -453,17 +455,13 @@ class Trainer:
         sums: dict[str, float] = {}
         t0 = time.perf_counter()
         epoch = self.epoch + 1
-        with self.dist.collectives(f"training epoch {epoch}"):
+        dev = self.device.device
+        with self.dist.collectives(f"training epoch {epoch}"), BatchPrefetch(
+                lambda step: self._plan_batch(epoch, step), self._build_batch, steps,
+                batch_threads(cfg.batch_threads, self.device.kind)) as batches:
             for step in progress(range(steps), desc="training", unit="step", disable=not self.progress, leave=False):
                 self.dist.step_hook(epoch, step, self.buffer)
-                if self.mixed:
-                    # One variant a batch: its planes share one board size.
-                    variant, buffer = self._pick_buffer(least=cfg.batch_size)
-                    batch = self._tensors(buffer.sample_indices(cfg.batch_size, self.rng),
-                                          buffer=buffer, game=variant.game)
-                else:
-                    indices = self.dist.sample(self.buffer, cfg.batch_size, self.rng, epoch, step)
-                    batch = self._tensors(indices)
+                batch = tuple(t.to(dev, non_blocking=True) for t in batches.take(step))
                 with torch.autocast(self.device.device.type, dtype=self.amp_dtype or torch.float32,
                                     enabled=self.amp_dtype is not None):
                     parts = training_loss(self.model, *batch[:3], cfg.weight_decay, *batch[3:],
@@ -495,9 +493,34 @@ class Trainer:
         except ValueError:
             return self.buffers.pick(self.rng, 1)
 
-    def _tensors(self, indices: np.ndarray, augment: bool = True, buffer=None, game=None):
-        batch = make_batch(buffer or self.buffer, indices, self.rng if augment else None,
-                           game or self.game,
+    def _plan_batch(self, epoch: int, step: int):
+        """What step ``step``'s batch holds, drawn from the run's random stream: its buffer, its
+        positions and a symmetry for each (built by :meth:`_build_batch`, maybe on a thread)."""
+        cfg = self.cfg
+        if self.mixed:
+            # One variant a batch: its planes share one board size.
+            variant, buffer = self._pick_buffer(least=cfg.batch_size)
+            game = variant.game
+            indices = buffer.sample_indices(cfg.batch_size, self.rng)
+        else:
+            buffer, game = self.buffer, self.game
+            indices = self.dist.sample(buffer, cfg.batch_size, self.rng, epoch, step)
+        return buffer, game, indices, draw_symmetries(game, len(indices), self.rng)
+
+    def _build_batch(self, plan) -> list[torch.Tensor]:
+        buffer, game, indices, symmetries = plan
+        batch = make_batch(buffer, indices, None, game, self.cfg.value_q_weight,
+                           self.cfg.vcf_plane_budget, self.model_config.rule_planes,
+                           symmetries=symmetries)
+        tensors = [torch.from_numpy(a) for a in batch]
+        if self.device.kind == "cuda":
+            # Page-locked, so that the copy to the device is queued without blocking the step.
+            tensors = [t.pin_memory() for t in tensors]
+        return tensors
+
+    def _tensors(self, indices: np.ndarray, buffer: ReplayBuffer, game):
+        """Positions ``indices`` of ``buffer`` as stored (no symmetry), on the device."""
+        batch = make_batch(buffer, indices, None, game,
                            self.cfg.value_q_weight, self.cfg.vcf_plane_budget,
                            self.model_config.rule_planes)
         dev = self.device.device
@@ -553,18 +576,6 @@ class Trainer:
             )
 
 
-def _intact_checkpoint_hint(ckpt_dir: Path) -> str:
-    """Where to resume from when latest.pt is damaged: the newest epoch file that loads."""
-    for candidate in sorted(ckpt_dir.glob("epoch_*.pt"), reverse=True):
-        try:
-            load_checkpoint(candidate)
-        except CheckpointError:
-            continue
-        return (f"the newest whole checkpoint is {candidate}: resume from it with\n"
-                f"  cp {candidate} {ckpt_dir / 'latest.pt'}\nthen run again with --resume")
-    return "no whole epoch checkpoint is left in that folder: start a new run"
-
-
 def _restore_scaler(scaler, saved) -> None:
     """Load the fp16 loss scale of a resumed run. A run saved without fp16 (on a CPU or a bf16
     GPU) saved an empty state, which an fp16 scaler refuses: a run begun on one device and
@@ -579,13 +590,4 @@ def _amp_dtype(device: DeviceChoice):
     return cuda_autocast_dtype(device.device)
 
 
-def export_model(checkpoint: str | Path, out: str | Path) -> Path:
-    """Inference weights (for play.py, evaluate.py and the engine) from a training checkpoint."""
-    # Only the network's part of the state: a checkpoint cut down to it exports too.
-    state = load_checkpoint(checkpoint)
-    model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
-    model.load_state_dict(state.get("ema") or state["model"])
-    return save_model(out, model)
-
-
-__all__ = ["Trainer", "export_model"]
+__all__ = ["Trainer"]
