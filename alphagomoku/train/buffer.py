@@ -20,6 +20,7 @@ False for positions loaded from a file that predates it.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -122,21 +123,25 @@ class ReplayBuffer:
 
     # -- persistence ------------------------------------------------------------------------------
     def save(self, path: str | Path, epoch: int) -> None:
+        write_buffer_file(path, self.snapshot(epoch))
+
+    def snapshot(self, epoch: int) -> dict[str, np.ndarray]:
+        """The buffer's file contents, copied, so that they can be written while the buffer
+        fills on."""
         n = self.size
         # Stored oldest first so a reload with another capacity keeps the newest positions.
         order = (np.arange(n) + (self.next if n == self.capacity else 0)) % self.capacity
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez_compressed(
-                    f, format_version=BUFFER_FORMAT_VERSION, epoch=epoch, total_added=self.total_added,
-                    width=self.game.width, height=self.game.height, rule=self.game.rule,
-                    boards=self.boards[order], to_move=self.to_move[order],
-                    last_move=self.last_move[order], policies=self.policies[order],
-                    values=self.values[order], q=self.q[order],
-                    policy_weight=self.policy_weight[order], weight=self.weight[order],
-                    reply=self.reply[order], short_value=self.short_value[order],
-                    future=self.future[order], has_future=self.has_future[order],
-                )
+        return dict(
+            format_version=np.asarray(BUFFER_FORMAT_VERSION), epoch=np.asarray(epoch),
+            total_added=np.asarray(self.total_added), width=np.asarray(self.game.width),
+            height=np.asarray(self.game.height), rule=np.asarray(self.game.rule),
+            boards=self.boards[order], to_move=self.to_move[order],
+            last_move=self.last_move[order], policies=self.policies[order],
+            values=self.values[order], q=self.q[order],
+            policy_weight=self.policy_weight[order], weight=self.weight[order],
+            reply=self.reply[order], short_value=self.short_value[order],
+            future=self.future[order], has_future=self.has_future[order],
+        )
 
     @classmethod
     def load(cls, path: str | Path, game: GameConfig, capacity: int) -> tuple["ReplayBuffer", int]:
@@ -188,6 +193,17 @@ class ReplayBuffer:
         if n and not np.array_equal(expected, buf.to_move[:n]):
             raise BufferFileError(f"replay buffer {path} is inconsistent (side to move vs stones)")
         return buf, int(arrays["epoch"])
+
+
+def write_buffer_file(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """``arrays`` as a compressed ``.npz`` file that ``np.load`` reads, written whole or not at
+    all. zlib's fastest level: about three times as fast as ``np.savez_compressed``'s default
+    for about the same size (boards and policies are mostly zeros)."""
+    with atomic_path(path) as tmp:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+            for name, array in arrays.items():
+                with z.open(f"{name}.npy", "w", force_zip64=True) as f:
+                    np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
 
 
 def short_term_values(root_values: np.ndarray, results: np.ndarray,

@@ -31,6 +31,7 @@ from alphagomoku.selfplay.worker import TaskResult
 from alphagomoku.train import distributed
 from alphagomoku.train.augment import draw_symmetries, make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
+from alphagomoku.train.background_save import BackgroundSave
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.checkpoint import (
     TrainingState,
@@ -100,6 +101,7 @@ class Trainer:
         self.clock: WallClock | None = None  # started by run(); see alphagomoku.train.budget
         self.spent_seconds = 0.0  # wall time of earlier sessions of this run
         self.snapshots: Snapshots | None = None
+        self.buffer_save = BackgroundSave()  # the replay buffer, written while self-play goes on
         # Set by train.py's signal handler. A stop signal raises KeyboardInterrupt at once, but
         # once in a few hundred runs that exception was lost somewhere inside an epoch (the run
         # went on training; seen with SIGTERM); the flag stops the run at the next epoch then.
@@ -253,6 +255,7 @@ class Trainer:
                          "the run again (without --resume)")
             raise
         finally:
+            self.buffer_save.finish(self.log)
             if self.metrics is not None:
                 self.metrics.close()
             self.dist.close()
@@ -360,7 +363,7 @@ class Trainer:
             return
         if cfg.eval_every and epoch % cfg.eval_every == 0:
             self._evaluate(row)
-        self.buffers.save(self.run_dir, epoch)
+        self.buffers.save(self.run_dir, epoch, self.buffer_save)
         save_checkpoint(self.run_dir, self._state().to_dict(), cfg.keep_checkpoints)
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")

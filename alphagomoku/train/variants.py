@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from alphagomoku.game.config import GameConfig
-from alphagomoku.train.buffer import ReplayBuffer
+from alphagomoku.train.background_save import BackgroundSave
+from alphagomoku.train.buffer import ReplayBuffer, write_buffer_file
 
 
 @dataclass(frozen=True)
@@ -160,9 +161,18 @@ class VariantBuffers:
             return run_dir / "replay.npz"
         return run_dir / f"replay-{variant.name}.npz"
 
-    def save(self, run_dir: Path, epoch: int) -> None:
-        for v in self.variants:
-            self.buffers[v.name].save(self.path(run_dir, v), epoch)
+    def save(self, run_dir: Path, epoch: int, background: BackgroundSave | None = None) -> None:
+        """Each buffer to its file; with ``background``, copied here and written on its thread."""
+        files = [(self.path(run_dir, v), self.buffers[v.name].snapshot(epoch)) for v in self.variants]
+
+        def write() -> None:
+            for path, arrays in files:
+                write_buffer_file(path, arrays)
+
+        if background is None:
+            write()
+        else:
+            background.submit(f"the replay buffer of epoch {epoch}", write)
 
     def load(self, run_dir: Path) -> int:
         """Fill the buffers from ``run_dir`` (the main one must be there; a variant added since
