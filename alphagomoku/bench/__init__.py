@@ -5,9 +5,9 @@ figures (and the machine they were taken on) and is printed as text or, with ``-
 """
 
 BENCHMARKS = ("game", "mcts", "nn", "selfplay", "arch", "cache", "vcf")
-# Benchmarks that take minutes to hours, or start Ray (``scale``): a subcommand each, never part
-# of ``all``.
-LONG_BENCHMARKS = ("learning", "scale")
+# Benchmarks that take minutes to hours, start Ray (``scale``) or time a GPU recipe's trainer
+# (``train``): a subcommand each, never part of ``all``.
+LONG_BENCHMARKS = ("learning", "scale", "train")
 
 
 class UsageError(ValueError):
