@@ -79,3 +79,64 @@ def test_entry_points_call_the_compiled_function_after_the_first_call():
     assert run(run_length, board, 5, 5, 0, 0, 1, 0, 1) == first == 2  # from one step on
     board[3] = 1
     assert run(run_length, board, 5, 5, 0, 0, 1, 0, 1) == 3
+
+
+_WARM_UP_THEN_A_RUN = '''
+import sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+from alphagomoku.game.config import GameConfig
+from alphagomoku.selfplay.warmup import compile_selfplay_kernels
+
+
+def loaded():
+    """Each package kernel's argument types met from Python in this process so far."""
+    import alphagomoku.train.augment  # noqa: F401 - its kernels too
+    out = set()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("alphagomoku."):
+            for attr in vars(module).values():
+                if isinstance(attr, Dispatcher):
+                    out |= {(attr.py_func.__qualname__, str(s)) for s in attr.signatures}
+    return out
+
+
+game = GameConfig(width=9)
+compile_selfplay_kernels(game)
+before = loaded()
+
+from alphagomoku.selfplay.game_loop import play_games
+from alphagomoku.train.augment import draw_symmetries, make_batch
+from alphagomoku.train.buffer import ReplayBuffer
+from alphagomoku.train.recipes import recipe_path
+from alphagomoku.train.config import TrainConfig
+from alphagomoku.train.selfplay_epoch import worker_spec
+from alphagomoku.device import select_device
+from alphagomoku.mcts import uniform_evaluator
+
+for recipe in ("cpu-hour", "kata-hour", "plain"):
+    cfg = TrainConfig.from_file(recipe_path(recipe), board_size=9, simulations=8,
+                                games_per_task=2, device="cpu")
+    spec = worker_spec(cfg, select_device("cpu"))
+    records, _ = play_games(lambda p, l: uniform_evaluator(p, l), cfg.game, spec.search,
+                            spec.settings, num_games=2, seed=1)
+    buffer = ReplayBuffer(cfg.game, 256)
+    for record in records:
+        buffer.add_game(record)
+    rng = np.random.default_rng(0)
+    idx = buffer.sample_indices(16, rng)
+    make_batch(buffer, idx, None, cfg.game, cfg.value_q_weight, cfg.vcf_plane_budget,
+               cfg.model_arch == "kata", symmetries=draw_symmetries(cfg.game, 16, rng))
+missed = sorted(loaded() - before)
+print("MISSED", missed)
+'''
+
+
+def test_the_warm_up_compiles_every_kernel_a_recipes_workers_and_trainer_call():
+    """Numba compiles a kernel again for each new set of argument types: a type the warm-up
+    never passes makes every worker of a fresh machine compile for a minute."""
+    done = subprocess.run([sys.executable, "-c", _WARM_UP_THEN_A_RUN], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("MISSED []"), done.stdout[-3000:]

@@ -78,7 +78,8 @@ def make_batch(
         # Constant over the board, so the symmetries below leave them as they are.
         fill_rule_planes(planes, game.rule_id)
     boards = buffer.boards[indices]
-    to_move = buffer.to_move[indices]
+    # int64, as the search passes them: the kernels compiled for the search serve here too.
+    to_move = buffer.to_move[indices].astype(np.int64)
     last_move = buffer.last_move[indices].astype(np.int64)
     encode_batch(boards, to_move, last_move, game.height, game.width, game.rule_id, planes)
     if extra:
