@@ -307,3 +307,21 @@ def test_export_script_writes_a_weights_file_and_rejects_a_bad_checkpoint(tmp_pa
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "corrupt or truncated" in bad.stderr
     assert not (tmp_path / "m2.pt").exists()
+
+
+def test_the_progress_picture_is_drawn_at_most_once_a_minute_and_at_the_end(tmp_path, monkeypatch):
+    from alphagomoku.train import plot
+
+    drawn = []
+    monkeypatch.setattr(plot, "plot_progress", lambda csv, out: drawn.append(now[0]))
+    now = [0.0]
+    picture = plot.ProgressPlot(tmp_path / "metrics.csv", tmp_path / "progress.png", every=60.0,
+                                clock=lambda: now[0])
+    for t in (0.0, 20.0, 59.0, 61.0, 100.0):   # epochs ending at these seconds
+        now[0] = t
+        picture.update()
+    assert drawn == [0.0, 61.0]
+    now[0] = 110.0
+    picture.finish()                            # the epoch at 100 s is drawn at the end
+    picture.finish()                            # and only once
+    assert drawn == [0.0, 61.0, 110.0]

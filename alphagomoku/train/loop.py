@@ -56,7 +56,7 @@ from alphagomoku.train.selfplay_epoch import (
 from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.prefetch import BatchPrefetch, batch_threads
-from alphagomoku.train.plot import plot_progress
+from alphagomoku.train.plot import ProgressPlot
 
 
 class Trainer:
@@ -102,6 +102,7 @@ class Trainer:
         self.spent_seconds = 0.0  # wall time of earlier sessions of this run
         self.snapshots: Snapshots | None = None
         self.buffer_save = BackgroundSave()  # the replay buffer, written while self-play goes on
+        self.plot = ProgressPlot(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
         # Set by train.py's signal handler. A stop signal raises KeyboardInterrupt at once, but
         # once in a few hundred runs that exception was lost somewhere inside an epoch (the run
         # went on training; seen with SIGTERM); the flag stops the run at the next epoch then.
@@ -239,6 +240,7 @@ class Trainer:
                         break
                     self._run_epoch(pool)
                 self._take_snapshots()
+                self.plot.finish()
             if cfg.final_eval_games and self.dist.is_main:
                 final_evaluation(cfg, self._publish_weights(), self.initial_weights,
                                  self.run_dir, self.progress, self.log)
@@ -368,7 +370,7 @@ class Trainer:
         self.saved_epoch = epoch
         self.dist.barrier(f"after epoch {epoch}'s checkpoint")
         self.metrics.write(row)
-        plot_progress(self.run_dir / "metrics.csv", self.run_dir / "progress.png")
+        self.plot.update()
         label = (f"epoch {epoch} ({self.clock.seconds() / 60:.2f} of {cfg.time_budget_minutes:g} min)"
                  if cfg.time_budget_minutes > 0 else f"epoch {epoch}/{cfg.epochs}")
         self.log(
