@@ -474,7 +474,7 @@ def test_the_commands_in_the_pages_are_accepted_by_the_scripts():
     assert {"scripts/train.py", "scripts/check_device.py", "scripts/benchmark.py", "pbrain-alphagomoku"} <= seen
 
 
-@pytest.mark.parametrize("script, steps_expected", [("cuda_check.sh", 12),
+@pytest.mark.parametrize("script, steps_expected", [("cuda_check.sh", 13),
                                                      ("gpu_selfplay_check.sh", 10)])
 def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected):
     """The tools/ scripts run on a GPU machine, never in CI: their commands are parsed here."""
@@ -504,6 +504,18 @@ def test_the_gpu_scripts_run_commands_the_scripts_accept(script, steps_expected)
             cli.resolve_config(args)  # the values are valid too
         steps += 1
     assert steps == steps_expected
+
+
+def test_the_gpu_hour_script_runs_the_recipe_with_flags_train_accepts():
+    text = (ROOT / "tools" / "gpu_hour_check.sh").read_text().replace("\\\n", " ")
+    assert subprocess.run(["bash", "-n", str(ROOT / "tools" / "gpu_hour_check.sh")]).returncode == 0
+    line = next(x for x in text.splitlines() if "scripts/train.py" in x)
+    words = shlex.split(line.replace('"$DEVICE"', "cuda").replace('"$MINUTES"', "6")
+                        .replace('"$SNAPSHOT"', "2").replace('"$RUN"', "/tmp/run"))
+    argv = words[words.index("scripts/train.py") + 1:words.index("--no-progress") + 1]
+    args = cli.build_parser().parse_args(argv)
+    cfg = cli.resolve_config(args)
+    assert (cfg.model_preset, cfg.parallel_workers, cfg.time_budget_minutes) == ("small", 16, 6)
 
 
 # Flags of other programs that the pages mention (pip, torchrun, ray).

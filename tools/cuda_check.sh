@@ -9,7 +9,8 @@
 #   6. the overlap measurements (docs/gpu-selfplay.md), each old default beside the new one in
 #      the same run: the GPU tests (CUDA graphs, pinned submit), the stand-in device on the CPU
 #      side, self-play with one group (the old loop) and with two (the CUDA default), at 1, 2, 4
-#      and 8 workers for tiny and small, and the forward rate at batch 1,024 they are held to.
+#      and 8 workers for tiny and small, and the forward rate at batch 1,024 they are held to;
+#   7. the trainer's steps with batches made on threads, and the replay buffer's save.
 # Each step has its own time limit and the script goes on after a failure, so one broken step
 # still leaves the others' figures. Logs (with the JSON) go to $OUT (default runs/cuda-check).
 #   bash tools/cuda_check.sh [DEVICE]   DEVICE: cuda (the default), or cpu to rehearse the script;
@@ -61,5 +62,9 @@ for preset in tiny small; do
     step "nn_${preset}" 90 $PY scripts/benchmark.py nn --device "$DEVICE" --presets "$preset" \
         --batch-sizes 16,64,1024 --json
 done
+# 7. The trainer between epochs: gradient steps with the batches made in the loop (the old way)
+#    beside four and eight threads, and the replay buffer's save before and now.
+step trainer 240 $PY scripts/benchmark.py train --device "$DEVICE" --recipe gpu-hour \
+    --positions 400000 --steps 120 --repeats 1 --batch-threads 4,8 --json
 rm -rf "$WORK"
 exit $status
