@@ -276,3 +276,21 @@ def test_a_native_crash_of_the_trainer_says_where_each_thread_was(tmp_path):
     assert proc.returncode == -signal.SIGSEGV
     assert "Fatal Python error: Segmentation fault" in err, err[-2000:]
     assert "most recent call first" in err and "train" in err, err[-2000:]
+
+
+def test_a_replay_buffer_that_cannot_be_written_stops_the_run_with_a_clear_error(
+        tmp_path, monkeypatch, capsys):
+    from alphagomoku.train import cli, variants
+
+    def disk_full(path, arrays):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(variants, "write_buffer_file", disk_full)
+    run = tmp_path / "run"
+    code = cli.main([*TINY, "--parallel-workers", "0", "--epochs", "3", "--run-dir", str(run)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "writing the replay buffer of epoch 1 failed: [Errno 28] No space left" in err
+    assert "the last checkpoint is whole" in err and "--resume" in err
+    # The write of epoch 1 failed while epoch 2 played; its checkpoint was written before.
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["epoch"] >= 1

@@ -16,9 +16,13 @@ import threading
 from typing import Callable
 
 
+class SaveError(OSError):
+    """A file the run writes on the save thread could not be written."""
+
+
 class BackgroundSave:
     """``submit(what, write)`` runs ``write`` on a thread after the one before has ended;
-    ``wait()`` waits for it, and raises an error of it as ``OSError`` naming ``what``."""
+    ``wait()`` waits for it, and raises an error of it as :class:`SaveError` naming ``what``."""
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
@@ -45,7 +49,7 @@ class BackgroundSave:
             self._thread = None
         if self._error is not None:
             error, self._error = self._error, None
-            raise OSError(f"writing {self._what} failed: {error}") from error
+            raise SaveError(f"writing {self._what} failed: {error}") from error
 
     def finish(self, log: Callable[[str], None]) -> None:
         """:meth:`wait` in a ``finally`` at the end of a run: an error of the write is raised,
@@ -53,7 +57,7 @@ class BackgroundSave:
         ending_on_error = sys.exc_info()[0] is not None
         try:
             self.wait()
-        except OSError as e:
+        except SaveError as e:
             if not ending_on_error:
                 raise
             log(f"warning: {e}")

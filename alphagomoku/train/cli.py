@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from alphagomoku.device import DeviceError
     from alphagomoku.nn.io import CheckpointError
     from alphagomoku.selfplay.pool import SelfPlayError
+    from alphagomoku.train.background_save import SaveError
     from alphagomoku.train.distributed import DistributedError
     from alphagomoku.train.loop import Trainer
 
@@ -189,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + int(received["signal"])
     except (ConfigError, DeviceError, CheckpointError, SelfPlayError, DistributedError) as e:
         print(f"{where}train.py: error: {str(e).removeprefix(where)}", file=sys.stderr)
+        return 1
+    except SaveError as e:
+        print(f"{where}train.py: error: {e}; the last checkpoint is whole: make room in "
+              f"{cfg.run_path}, then run again with --resume", file=sys.stderr)
         return 1
     except torch.OutOfMemoryError as e:
         print(f"{where}train.py: error: out of memory during training ({str(e).splitlines()[0]}); the last "
