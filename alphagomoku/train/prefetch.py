@@ -6,9 +6,13 @@ that on one core; built in the loop, the device waits for the CPU at every step.
 that make the planes release the GIL, so a few threads build the next batches side by side.
 
 What a batch holds is decided by ``plan(step)`` on the trainer's thread, in step order: it draws
-the batch's buffer, positions and symmetries from the run's random stream, so the run's batches,
-and the random stream after the epoch, do not depend on the number of threads. Only ``build``,
-which draws nothing, runs on the threads.
+the batch's buffer, positions and symmetries from the run's random stream, so these, and the
+random stream after the epoch, do not depend on the number of threads. Only ``build``, which
+draws nothing, runs on the threads. Step ``k`` goes to thread ``k mod threads``: each thread's
+VCF solver keeps what it has proved from one position to the next (``game/solver_state.py``),
+which can decide a search that runs out of its budget, so a fixed order of work on each thread
+keeps a run's planes the same from one run to the next. Between thread counts the VCF planes of
+a position can differ where the budget runs out, as the search's own planes can.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ def batch_threads(requested: int, kind: str) -> int:
 class BatchPrefetch:
     """``take(step)`` gives ``build(plan(step))`` for steps 0, 1, 2 ... ``steps - 1`` in order.
     With ``threads`` > 0 up to ``2 * threads`` batches are planned and building ahead of the step
-    taken; with 0 each is built when taken, on the calling thread. An error in ``build`` is raised
-    by the ``take`` of its step."""
+    taken, step ``k`` on thread ``k mod threads``; with 0 each is built when taken, on the
+    calling thread. An error in ``build`` is raised by the ``take`` of its step."""
 
     def __init__(self, plan: Callable[[int], Any], build: Callable[[Any], Any], steps: int,
                  threads: int):
@@ -42,7 +46,8 @@ class BatchPrefetch:
             raise ValueError(f"threads must be 0 or more, got {threads}")
         self.plan, self.build, self.steps = plan, build, steps
         self.ahead = 2 * threads
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="batch") if threads else None
+        # One single-thread pool per thread, so that each builds its own steps in order.
+        self.pools = [ThreadPoolExecutor(1, thread_name_prefix=f"batch-{i}") for i in range(threads)]
         self.pending: deque[Future] = deque()
         self.planned = 0
         self.taken = 0
@@ -53,22 +58,23 @@ class BatchPrefetch:
         if step >= self.steps:
             raise ValueError(f"step {step} is past the epoch's {self.steps} steps")
         self.taken += 1
-        if self.pool is None:
+        if not self.pools:
             self.planned += 1
             return self.build(self.plan(step))
         # Planned here, not on the threads, so that the draws keep their order.
         while self.planned < min(self.steps, step + 1 + self.ahead):
-            self.pending.append(self.pool.submit(self.build, self.plan(self.planned)))
+            pool = self.pools[self.planned % len(self.pools)]
+            self.pending.append(pool.submit(self.build, self.plan(self.planned)))
             self.planned += 1
         return self.pending.popleft().result()
 
     def close(self) -> None:
         """Drops the batches not taken and waits for those being built (a few milliseconds)."""
-        if self.pool is not None:
-            for future in self.pending:
-                future.cancel()
-            self.pending.clear()
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        for future in self.pending:
+            future.cancel()
+        self.pending.clear()
+        for pool in self.pools:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> "BatchPrefetch":
         return self
