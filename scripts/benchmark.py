@@ -1,9 +1,11 @@
 #!/usr/bin/env python
-"""Benchmarks the docs quote: ``python scripts/benchmark.py {game,mcts,nn,selfplay,cache,vcf,all,learning,scale} [--json]``.
+"""Benchmarks the docs quote: ``python scripts/benchmark.py NAME [--json]``.
+
+NAME is one of game, mcts, nn, selfplay, arch, cache, vcf, all, learning, scale and train.
 
 Each subcommand has its own options (``python scripts/benchmark.py mcts --help``). ``learning``
-trains for a given number of minutes, ``scale`` compares the pool with Ray actors; neither is part
-of ``all``.
+trains for a given number of minutes, ``scale`` compares the pool with Ray actors, ``train``
+times a recipe's trainer (a GPU recipe's by default); none of them is part of ``all``.
 """
 
 from __future__ import annotations
