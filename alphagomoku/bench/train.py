@@ -13,8 +13,8 @@ untrained network (a step costs the same whatever the weights):
   (``write_s``, while they play), with the file sizes.
 
 The positions come from a replay file (``--positions-from``, a run's ``replay.npz``), repeated
-up to ``--positions``; without one, a short self-play game or two of the untrained network's
-search makes them (which compiles the search kernels first on a new machine).
+up to ``--positions``; without one, eight self-play games with uniform priors make them (which
+compiles the search kernels first on a new machine).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _config(args, run_dir: str, threads: int):
         raise UsageError(str(e)) from None
 
 
-def _source_positions(args, game, tmp: str):
+def _source_positions(args, game):
     from alphagomoku.train.buffer import ReplayBuffer
 
     if args.positions_from is not None:
@@ -95,9 +95,10 @@ def _source_positions(args, game, tmp: str):
 
 def _fill(buf, source) -> None:
     """``buf`` full of ``source``'s positions, repeated in order."""
+    from alphagomoku.train.buffer import POSITION_FIELDS
+
     take = np.arange(buf.capacity) % source.size
-    for name in ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
-                 "weight", "reply", "short_value", "future", "has_future"):
+    for name in POSITION_FIELDS:
         getattr(buf, name)[:] = getattr(source, name)[take]
     buf.reply[-1] = False
     buf.size = buf.total_added = buf.capacity
@@ -130,7 +131,7 @@ def run(args) -> dict:
         trainers = {c: Trainer(_config(args, f"{tmp}/run-{c}", c), log=lambda _: None,
                                progress=False) for c in counts}
         first = trainers[0]
-        source = _source_positions(args, first.game, tmp)
+        source = _source_positions(args, first.game)
         for trainer in trainers.values():
             _fill(trainer.buffer, source)
         out: dict = {"recipe": args.recipe, "device": str(first.device),

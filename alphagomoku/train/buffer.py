@@ -32,6 +32,9 @@ from alphagomoku.atomic import atomic_path
 from alphagomoku.read_errors import read_error_reason
 
 BUFFER_FORMAT_VERSION = 4  # 2 added q, policy_weight, weight; 3 reply, short_value, rule; 4 future
+# The arrays that hold one entry a position, in the buffer and in its file.
+POSITION_FIELDS = ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
+                   "weight", "reply", "short_value", "future", "has_future")
 # Plies over which the short-term value target looks ahead (the discount is 1 - 1/horizon).
 SHORT_VALUE_HORIZON = 6.0
 # Plies ahead of a position whose board is its future-stones target (KataGo's "futurepos" looks
@@ -135,12 +138,7 @@ class ReplayBuffer:
             format_version=np.asarray(BUFFER_FORMAT_VERSION), epoch=np.asarray(epoch),
             total_added=np.asarray(self.total_added), width=np.asarray(self.game.width),
             height=np.asarray(self.game.height), rule=np.asarray(self.game.rule),
-            boards=self.boards[order], to_move=self.to_move[order],
-            last_move=self.last_move[order], policies=self.policies[order],
-            values=self.values[order], q=self.q[order],
-            policy_weight=self.policy_weight[order], weight=self.weight[order],
-            reply=self.reply[order], short_value=self.short_value[order],
-            future=self.future[order], has_future=self.has_future[order],
+            **{name: getattr(self, name)[order] for name in POSITION_FIELDS},
         )
 
     @classmethod
@@ -180,8 +178,7 @@ class ReplayBuffer:
         if "future" not in arrays:  # format 3 and before: no future-stones targets
             arrays["future"] = arrays["boards"]
             arrays["has_future"] = np.zeros(len(arrays["values"]), dtype=np.bool_)
-        for name in ("boards", "to_move", "last_move", "policies", "values", "q", "policy_weight",
-                     "weight", "reply", "short_value", "future", "has_future"):
+        for name in POSITION_FIELDS:
             getattr(buf, name)[:n] = arrays[name][len(arrays[name]) - n:]
         if n:
             buf.reply[n - 1] = False  # its reply, if any, was older than what was kept
