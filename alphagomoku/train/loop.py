@@ -525,11 +525,7 @@ class Trainer:
 
     def _tensors(self, indices: np.ndarray, buffer: ReplayBuffer, game):
         """Positions ``indices`` of ``buffer`` as stored (no symmetry), on the device."""
-        batch = make_batch(buffer, indices, None, game,
-                           self.cfg.value_q_weight, self.cfg.vcf_plane_budget,
-                           self.model_config.rule_planes)
-        dev = self.device.device
-        return tuple(torch.from_numpy(a).to(dev) for a in batch)
+        return tuple(t.to(self.device.device) for t in self._build_batch((buffer, game, indices, None)))
 
     @torch.no_grad()
     def _log_policy(self, planes: torch.Tensor) -> torch.Tensor:
