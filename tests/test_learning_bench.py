@@ -37,7 +37,9 @@ RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp
                 "selfplay_backend", "ray_address", "ray_actor_cpus", "ray_actor_gpus", "ray_max_lag",
                 "dist_backend", "dist_timeout", "dist_control_timeout", "lr_scaling",
                 # Threads that make the same gradient batches (tests/test_train_prefetch.py).
-                "batch_threads"}
+                "batch_threads",
+                # A fine-tune's starting weights; every recipe starts from random ones.
+                "init_weights"}
 
 
 def script(name: str, args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:

@@ -152,3 +152,24 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
     model.load_state_dict(state.get("ema") or state["model"])
     return save_model(out, model)
+
+
+def starting_weights(path: str | Path, config: ModelConfig) -> dict:
+    """The weights in the model file or checkpoint ``path``, for a new run of the network
+    ``config`` to start from (``--init-weights``). The shapes must agree, except the board of a
+    network that plays every board: a 15x15 all-rules network may go on training on 20x20."""
+    from alphagomoku.nn.io import read_model_file
+
+    try:
+        saved, state = read_model_file(path)
+    except CheckpointError as e:
+        raise CheckpointError(f"--init-weights: {e}") from None
+    if saved.any_board:
+        saved = saved.with_board(config.width, config.height)
+    if saved != config:
+        mine, theirs = config.to_dict(), saved.to_dict()
+        differ = ", ".join(f"{k}={theirs.get(k)!r} (this run: {mine[k]!r})"
+                           for k in mine if theirs.get(k) != mine[k])
+        raise CheckpointError(f"--init-weights: {path} holds another network: {differ}; choose the "
+                              "run's --model-preset, --model-arch and other network flags to match it")
+    return state

@@ -54,6 +54,9 @@ _HELP = {
                      "4 on a GPU, where a step is faster than one core makes its batch; 0: built "
                      "in the training loop, as on a CPU)",
     "simulations": "MCTS simulations per move in self-play",
+    "init_weights": "start from this model file's weights (a shipped model, a snapshot or a "
+                    "checkpoint of the same network shape) instead of random ones: a new run "
+                    "that goes on from another; the optimiser and the replay buffer start empty",
     "eval_cache": "network answers each self-play task keeps, so that a position its searches meet "
                   "again is not evaluated twice (0: off); about 4 x games at once x simulations "
                   "catches nearly all repeats",

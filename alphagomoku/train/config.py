@@ -103,6 +103,7 @@ class TrainConfig:
     # -- the run ----------------------------------------------------------------------------------
     run_dir: str = "runs/default"
     seed: int = 0
+    init_weights: str = ""            # a model file whose weights the run starts from ('' = random)
     keep_checkpoints: int = 3
     eval_every: int = 0               # epochs between arena matches; 0 = never
     eval_games: int = 20              # games per match (even: each opening with both colours)

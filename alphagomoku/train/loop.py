@@ -33,14 +33,9 @@ from alphagomoku.train.augment import draw_symmetries, make_batch
 from alphagomoku.train.budget import Snapshots, WallClock, budget_spent
 from alphagomoku.train.background_save import BackgroundSave
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
-from alphagomoku.train.checkpoint import (
-    TrainingState,
-    intact_checkpoint_hint,
-    load_checkpoint,
-    restore_rng_state,
-    rng_state,
-    save_checkpoint,
-)
+from alphagomoku.train.checkpoint import (TrainingState, intact_checkpoint_hint, load_checkpoint,
+                                          restore_rng_state, rng_state, save_checkpoint,
+                                          starting_weights)
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.evaluation import evaluate_epoch, final_evaluation
 from alphagomoku.train.game_files import save_games
@@ -143,6 +138,11 @@ class Trainer:
                 f"{self.run_dir} already holds a run (found {latest}): continue it with --resume, "
                 "or choose another --run-dir"
             )
+        if self.cfg.init_weights:
+            self.model.load_state_dict(starting_weights(self.cfg.init_weights, self.model_config))
+            if self.average is not None:
+                self.average.load_state_dict(self.model.state_dict())
+            self.log(f"starting from the weights in {self.cfg.init_weights}")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cfg.save(self.run_dir / "config.json")
         save_model(self.initial_weights, self.playing_model)

@@ -1,0 +1,88 @@
+"""--init-weights: a new run that starts from another run's or a shipped model's weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.nn.io import CheckpointError, load_model, save_model
+from alphagomoku.train.config import TrainConfig
+
+
+def _config(tmp_path, **overrides) -> TrainConfig:
+    settings = dict(board_size=7, n_in_row=4, model_preset="tiny", model_arch="kata", device="cpu",
+                    selfplay_games=2, games_per_task=2, simulations=8, batch_size=32,
+                    steps_per_epoch=2, parallel_workers=0, vcf_plane_budget=0, ema_decay=0.9,
+                    run_dir=str(tmp_path / "run"))
+    settings.update(overrides)
+    return TrainConfig(**settings)
+
+
+def _saved_net(path, seed: int, preset: str = "tiny", arch: str = "kata", width: int = 9):
+    torch.manual_seed(seed)
+    net = PolicyValueNet(ModelConfig.preset(preset, width, arch=arch, vcf_plane_budget=0))
+    save_model(path, net)
+    return net
+
+
+def _same_weights(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_kata_run_starts_from_the_weights_of_another_board(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    source = _saved_net(tmp_path / "nine.pt", seed=5, width=9)
+    lines = []
+    trainer = Trainer(_config(tmp_path, init_weights=str(tmp_path / "nine.pt")), log=lines.append,
+                      progress=False)
+    assert _same_weights(trainer.model.state_dict(), source.state_dict())
+    # Everything that plays (the weight average, the first weights the workers get) starts there too.
+    assert _same_weights(trainer.average.state_dict(), source.state_dict())
+    first = load_model(trainer.initial_weights)
+    assert first.config.width == 7
+    assert _same_weights(first.state_dict(), source.state_dict())
+    assert any("starting from the weights in" in x for x in lines)
+
+    fresh = Trainer(_config(tmp_path, run_dir=str(tmp_path / "fresh")), log=lambda _: None,
+                    progress=False)
+    assert not _same_weights(fresh.model.state_dict(), source.state_dict())
+
+
+@pytest.mark.parametrize("preset, arch, width, words", [
+    ("small", "kata", 9, "channels="),       # another size of network
+    ("tiny", "az", 7, "arch='az'"),          # another shape
+])
+def test_weights_of_another_network_are_refused_naming_what_differs(tmp_path, preset, arch, width,
+                                                                    words):
+    from alphagomoku.train.loop import Trainer
+
+    _saved_net(tmp_path / "other.pt", seed=1, preset=preset, arch=arch, width=width)
+    with pytest.raises(CheckpointError, match="--init-weights") as caught:
+        Trainer(_config(tmp_path, init_weights=str(tmp_path / "other.pt")), progress=False)
+    assert words in str(caught.value)
+    assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_an_az_network_of_another_board_is_refused(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    _saved_net(tmp_path / "az9.pt", seed=1, arch="az", width=9)
+    with pytest.raises(CheckpointError, match="width=9"):
+        Trainer(_config(tmp_path, model_arch="az", init_weights=str(tmp_path / "az9.pt")),
+                progress=False)
+
+
+def test_a_missing_or_corrupt_file_is_one_clear_line(tmp_path, capsys):
+    from alphagomoku.train import cli
+
+    (tmp_path / "broken.pt").write_bytes(b"not a model")
+    for name, words in (("missing.pt", "no model file"), ("broken.pt", "not a readable model file")):
+        code = cli.main(["--board-size", "7", "--n-in-row", "4", "--model-arch", "kata",
+                         "--device", "cpu", "--parallel-workers", "0", "--no-progress",
+                         "--run-dir", str(tmp_path / name), "--init-weights", str(tmp_path / name)])
+        err = capsys.readouterr().err
+        assert code == 1
+        assert "train.py: error: --init-weights:" in err and words in err, err
+        assert "Traceback" not in err
