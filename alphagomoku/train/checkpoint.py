@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn.io import TRAINING_FORMAT, CheckpointError, save_model, strip_prefixes
+from alphagomoku.nn.io import (TRAINING_FORMAT, CheckpointError, read_model_file, save_model,
+                               strip_prefixes)
 from alphagomoku.atomic import atomic_path, atomic_torch_save
 from alphagomoku.read_errors import read_error_reason
 
@@ -158,8 +159,6 @@ def starting_weights(path: str | Path, config: ModelConfig) -> dict:
     """The weights in the model file or checkpoint ``path``, for a new run of the network
     ``config`` to start from (``--init-weights``). The shapes must agree, except the board of a
     network that plays every board: a 15x15 all-rules network may go on training on 20x20."""
-    from alphagomoku.nn.io import read_model_file
-
     try:
         saved, state = read_model_file(path)
     except CheckpointError as e:
