@@ -86,3 +86,14 @@ def test_a_missing_or_corrupt_file_is_one_clear_line(tmp_path, capsys):
         assert code == 1
         assert "train.py: error: --init-weights:" in err and words in err, err
         assert "Traceback" not in err
+
+
+def test_weights_that_do_not_fit_their_own_config_are_refused(tmp_path):
+    from alphagomoku.train.checkpoint import starting_weights
+
+    source = _saved_net(tmp_path / "damaged.pt", seed=1)
+    payload = torch.load(tmp_path / "damaged.pt", weights_only=True)
+    del payload["state_dict"][next(iter(payload["state_dict"]))]
+    torch.save(payload, tmp_path / "damaged.pt")
+    with pytest.raises(CheckpointError, match="--init-weights: weights .* do not fit"):
+        starting_weights(tmp_path / "damaged.pt", source.config)

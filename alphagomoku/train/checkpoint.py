@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from alphagomoku.nn import ModelConfig, PolicyValueNet
-from alphagomoku.nn.io import (TRAINING_FORMAT, CheckpointError, read_model_file, save_model,
-                               strip_prefixes)
+from alphagomoku.nn.io import (TRAINING_FORMAT, CheckpointError, model_from_state, read_model_file,
+                               save_model, strip_prefixes)
 from alphagomoku.atomic import atomic_path, atomic_torch_save
 from alphagomoku.read_errors import read_error_reason
 
@@ -171,4 +171,9 @@ def starting_weights(path: str | Path, config: ModelConfig) -> dict:
                            for k in mine if theirs.get(k) != mine[k])
         raise CheckpointError(f"--init-weights: {path} holds another network: {differ}; choose the "
                               "run's --model-preset, --model-arch and other network flags to match it")
-    return state
+    # Loaded into a network of this shape once here, so weights that do not fit (a damaged
+    # file whose config is right) fail with the same clear error as a player's would.
+    try:
+        return model_from_state(config, state, source=str(path)).state_dict()
+    except CheckpointError as e:
+        raise CheckpointError(f"--init-weights: {e}") from None
