@@ -51,10 +51,11 @@ def test_the_config_builds_the_shape_it_names():
 
 @pytest.mark.parametrize("preset", ["tiny", "small"])
 @pytest.mark.parametrize("vcf", [0, 100])
-@pytest.mark.parametrize("pooling, future", [(True, False), (False, False), (True, True)])
-def test_parameter_count_matches_torch(preset, vcf, pooling, future):
+@pytest.mark.parametrize("pooling, future, bn", [(True, False, True), (False, False, True),
+                                                  (True, True, True), (True, False, False)])
+def test_parameter_count_matches_torch(preset, vcf, pooling, future, bn):
     cfg = ModelConfig.preset(preset, 15, arch="kata", vcf_plane_budget=vcf, global_pooling=pooling,
-                             future_head=future)
+                             future_head=future, batch_norm=bn)
     net = PolicyValueNet(cfg)
     assert cfg.num_parameters() == sum(p.numel() for p in net.parameters())
     norms = sum(m.num_features for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d))
@@ -80,6 +81,57 @@ def test_without_global_pooling_only_the_value_head_pools(rng):
     assert ModelConfig.from_dict(old).global_pooling
     with pytest.raises(ValueError, match="only in a 'kata' network"):
         ModelConfig.preset("tiny", 15, global_pooling=False)
+
+
+@pytest.mark.parametrize("arch", ["az", "kata"])
+def test_without_batch_norm_an_answer_does_not_depend_on_its_batch(arch, rng):
+    """What a mixed run needs: a batch of one variant in training and a position in play are
+    read alike, with no statistics of the batch around them."""
+    from alphagomoku.nn.model import GlobalPoolBlock, ResidualBlock
+
+    cfg = ModelConfig.preset("small", 15, arch=arch, batch_norm=False)
+    net = PolicyValueNet(cfg)
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in net.modules())
+    assert "nobn" in cfg.label and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    x = torch.randn(6, cfg.num_planes, 15, 15)
+    blocks = [m for m in net.modules() if isinstance(m, (ResidualBlock, GlobalPoolBlock))]
+    with torch.no_grad():
+        # Each block starts as the identity on non-negative inputs (its last convolution is 0).
+        h = torch.relu(torch.randn(2, cfg.channels, 15, 15))
+        for block in blocks:
+            torch.testing.assert_close(block(h), h)
+        for block in blocks:  # trained weights, as far as this test is concerned
+            torch.nn.init.normal_(block.conv2[0].weight, std=0.05)
+        net.train()
+        whole, one = net(x)[0], net(x[2:3])[0]
+        net.eval()
+        played = net(x)[0]
+    torch.testing.assert_close(whole[2:3], one, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(whole, played)
+    with_bn = PolicyValueNet(ModelConfig.preset("small", 15, arch=arch))
+    with torch.no_grad():
+        with_bn.train()
+        assert not torch.allclose(with_bn(x)[0][2:3], with_bn(x[2:3])[0], atol=1e-3)
+    old = ModelConfig.preset("tiny", 15, arch=arch).to_dict()
+    del old["batch_norm"]  # a file from before the option: batch norm, as it was trained
+    assert ModelConfig.from_dict(old).batch_norm
+    with pytest.raises(ValueError, match="batch_norm must be true or false"):
+        ModelConfig(blocks=1, channels=8, batch_norm=0)
+
+
+def test_a_network_without_batch_norm_exports_to_onnx(rng):
+    pytest.importorskip("onnxruntime")
+    from alphagomoku.nn.onnx_evaluator import OnnxEvaluator
+
+    net = PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata", batch_norm=False)).eval()
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.1)
+    for size in (9, 20):
+        planes, legal = random_inputs(rng, net.config, 3, size)
+        p1, v1 = OnnxEvaluator(net)(planes, legal)
+        p2, v2 = Evaluator(net, "cpu")(planes, legal)
+        np.testing.assert_allclose(p1, p2, atol=1e-5)
+        np.testing.assert_allclose(v1, v2, atol=1e-5)
 
 
 def test_one_set_of_weights_plays_every_board_from_9_to_22(kata, rng):

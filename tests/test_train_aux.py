@@ -222,6 +222,16 @@ def test_global_pooling_is_turned_off_only_in_a_kata_network():
         TrainConfig(model_arch="kata", model_global_pooling=2)
 
 
+
+def test_batch_norm_is_on_or_off_and_a_run_keeps_it():
+    assert TrainConfig(model_batch_norm=0).model_batch_norm == 0
+    with pytest.raises(ConfigError, match="--model-batch-norm: must be 1 \\(on\\) or 0"):
+        TrainConfig(model_batch_norm=2)
+    from alphagomoku.train.config import _FIXED_ON_RESUME
+
+    assert "model_batch_norm" in _FIXED_ON_RESUME
+
+
 # -- the future stones ---------------------------------------------------------------------------
 
 def test_the_future_target_is_the_board_some_plies_on():

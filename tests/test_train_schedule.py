@@ -120,7 +120,7 @@ def test_a_run_directory_from_before_these_settings_resumes(tmp_path):
     run = tmp_path / "run"
     new = {"model_arch", "board_sizes", "rules", "variant_mix", "aux_reply_weight", "soft_policy_weight",
            "soft_policy_temperature", "short_value_weight", "policy_surprise", "lr_drop_share",
-           "lr_drop_factor", "ema_decay", "model_global_pooling"}
+           "lr_drop_factor", "ema_decay", "model_global_pooling", "model_batch_norm"}
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k not in new}))
     for path in (run / "checkpoints").glob("*.pt"):
@@ -128,6 +128,7 @@ def test_a_run_directory_from_before_these_settings_resumes(tmp_path):
         state["config"] = {k: v for k, v in state["config"].items() if k not in new}
         state["model_config"].pop("arch")
         state["model_config"].pop("global_pooling")
+        state["model_config"].pop("batch_norm")
         torch.save(state, path)
     with np.load(run / "replay.npz") as data:
         old = {k: data[k] for k in data.files if k not in ("reply", "short_value", "rule")}

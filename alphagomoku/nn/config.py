@@ -55,7 +55,15 @@ class ModelConfig:
     option exists to measure what the pooling is worth.
 
     ``future_head`` (``"kata"`` only): one more output the trainer may learn, each point's stone
-    a few plies later (KataGo's "futurepos"); play never reads it. Off in every older model."""
+    a few plies later (KataGo's "futurepos"); play never reads it. Off in every older model.
+
+    ``batch_norm``: each convolution is followed by a batch norm (every older model). False: no
+    batch statistics anywhere; each convolution has its own bias and each residual block starts
+    as the identity (its last convolution zeroed). A run that trains several board sizes or
+    rules needs it off: it trains on one variant a batch, and batch norm then normalises each
+    batch by that variant's own statistics, which takes out what the variants differ by (the
+    rule planes' offset, how full the board is), while play normalises by the running blend of
+    all of them, so the network reads each variant differently in play than it learnt it."""
 
     blocks: int
     channels: int
@@ -67,6 +75,7 @@ class ModelConfig:
     arch: str = "az"
     global_pooling: bool = True
     future_head: bool = False
+    batch_norm: bool = True
 
     def __post_init__(self):
         if self.height == 0:
@@ -82,6 +91,8 @@ class ModelConfig:
             raise ValueError(f"model future_head must be true or false, got {self.future_head!r}")
         if self.future_head and self.arch != "kata":
             raise ValueError("a future-stones head needs a 'kata' network")
+        if not isinstance(self.batch_norm, bool):
+            raise ValueError(f"model batch_norm must be true or false, got {self.batch_norm!r}")
         v = non_negative_int("model vcf_plane_budget", self.vcf_plane_budget)
         object.__setattr__(self, "vcf_plane_budget", v)
         want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
@@ -105,7 +116,8 @@ class ModelConfig:
     @classmethod
     def preset(cls, name: str, width: int = 15, height: int | None = None,
                vcf_plane_budget: int = 0, arch: str = "az",
-               global_pooling: bool = True, future_head: bool = False) -> "ModelConfig":
+               global_pooling: bool = True, future_head: bool = False,
+               batch_norm: bool = True) -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
@@ -113,7 +125,7 @@ class ModelConfig:
         return cls(blocks=blocks, channels=channels, width=width,
                    height=width if height is None else height, value_hidden=value_hidden,
                    vcf_plane_budget=vcf_plane_budget, arch=arch, global_pooling=global_pooling,
-                   future_head=future_head)
+                   future_head=future_head, batch_norm=batch_norm)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -197,14 +209,17 @@ class ModelConfig:
         ``b6c64 kata 15x15`` for a network that plays every board (trained on 15x15)."""
         vcf = f" +vcf{self.vcf_plane_budget}" if self.vcf_plane_budget else ""
         arch = (" kata" if self.global_pooling else " kata-nopool") if self.arch == "kata" else ""
-        return f"b{self.blocks}c{self.channels}{arch} {self.width}x{self.height}{vcf}"
+        norm = "" if self.batch_norm else " nobn"
+        return f"b{self.blocks}c{self.channels}{arch}{norm} {self.width}x{self.height}{vcf}"
 
     def _layers(self) -> tuple[int, list[int]]:
         """(trainable parameters, channels of every batch norm) of the network; no torch."""
         c, a, hid = self.channels, self.area, self.value_hidden
         norms: list[int] = []
 
-        def conv_bn(cin, cout, k):   # no convolution bias: the batch norm has its own
+        def conv_bn(cin, cout, k):   # a batch norm's shift and scale, or the convolution's bias
+            if not self.batch_norm:
+                return cin * cout * k * k + cout
             norms.append(cout)
             return cin * cout * k * k + 2 * cout
 

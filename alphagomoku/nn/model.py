@@ -23,19 +23,29 @@ from alphagomoku.nn.config import POLICY_CHANNELS, POLICY_OUTPUTS, VALUE_CHANNEL
 
 
 class _ConvBN(nn.Sequential):
-    def __init__(self, cin: int, cout: int, kernel: int):
-        # No convolution bias: the batch norm right after it has its own.
-        super().__init__(
-            nn.Conv2d(cin, cout, kernel, padding=kernel // 2, bias=False),
-            nn.BatchNorm2d(cout),
-        )
+    def __init__(self, cin: int, cout: int, kernel: int, batch_norm: bool = True):
+        # No convolution bias before a batch norm: it has its own.
+        layers = [nn.Conv2d(cin, cout, kernel, padding=kernel // 2, bias=not batch_norm)]
+        if batch_norm:
+            layers.append(nn.BatchNorm2d(cout))
+        super().__init__(*layers)
+
+
+def _last_conv(channels: int, batch_norm: bool) -> _ConvBN:
+    """A residual block's last convolution. Without batch norm it starts at zero, so that the
+    block starts as the identity and a deeper tower does not blow up its inputs' scale."""
+    conv = _ConvBN(channels, channels, 3, batch_norm)
+    if not batch_norm:
+        nn.init.zeros_(conv[0].weight)
+        nn.init.zeros_(conv[0].bias)
+    return conv
 
 
 class ResidualBlock(nn.Module):
-    def __init__(self, channels: int):
+    def __init__(self, channels: int, batch_norm: bool = True):
         super().__init__()
-        self.conv1 = _ConvBN(channels, channels, 3)
-        self.conv2 = _ConvBN(channels, channels, 3)
+        self.conv1 = _ConvBN(channels, channels, 3, batch_norm)
+        self.conv2 = _last_conv(channels, batch_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.conv1(x))
@@ -71,12 +81,12 @@ class AlphaZeroNet(PolicyValueNet):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
-        c, area = config.channels, config.area
-        self.stem = _ConvBN(config.num_planes, c, 3)
-        self.tower = nn.Sequential(*(ResidualBlock(c) for _ in range(config.blocks)))
-        self.policy_conv = _ConvBN(c, POLICY_CHANNELS, 1)
+        c, area, bn = config.channels, config.area, config.batch_norm
+        self.stem = _ConvBN(config.num_planes, c, 3, bn)
+        self.tower = nn.Sequential(*(ResidualBlock(c, bn) for _ in range(config.blocks)))
+        self.policy_conv = _ConvBN(c, POLICY_CHANNELS, 1, bn)
         self.policy_fc = nn.Linear(POLICY_CHANNELS * area, area)
-        self.value_conv = _ConvBN(c, VALUE_CHANNELS, 1)
+        self.value_conv = _ConvBN(c, VALUE_CHANNELS, 1, bn)
         self.value_fc1 = nn.Linear(VALUE_CHANNELS * area, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
 
@@ -111,12 +121,12 @@ class GlobalPoolBlock(nn.Module):
     tower board-wide context (whose move it is in a race of threats, how crowded the board is)
     that 3x3 convolutions reach only after many layers."""
 
-    def __init__(self, channels: int, pool_channels: int):
+    def __init__(self, channels: int, pool_channels: int, batch_norm: bool = True):
         super().__init__()
-        self.conv1 = _ConvBN(channels, channels, 3)
-        self.pool_conv = _ConvBN(channels, pool_channels, 3)
+        self.conv1 = _ConvBN(channels, channels, 3, batch_norm)
+        self.pool_conv = _ConvBN(channels, pool_channels, 3, batch_norm)
         self.pool_fc = nn.Linear(3 * pool_channels, channels)
-        self.conv2 = _ConvBN(channels, channels, 3)
+        self.conv2 = _last_conv(channels, batch_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         g = global_pool(F.relu(self.pool_conv(x)))
@@ -134,17 +144,17 @@ class KataNet(PolicyValueNet):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
-        c, g, k = config.channels, config.pool_channels, config.head_channels
-        self.stem = _ConvBN(config.num_planes, c, 3)
+        c, g, k, bn = config.channels, config.pool_channels, config.head_channels, config.batch_norm
+        self.stem = _ConvBN(config.num_planes, c, 3, bn)
         self.tower = nn.Sequential(*(
-            GlobalPoolBlock(c, g) if config.pools_in_block(i) else ResidualBlock(c)
+            GlobalPoolBlock(c, g, bn) if config.pools_in_block(i) else ResidualBlock(c, bn)
             for i in range(config.blocks)))
-        self.policy_conv = _ConvBN(c, k, 1)
+        self.policy_conv = _ConvBN(c, k, 1, bn)
         if config.global_pooling:
-            self.policy_pool_conv = _ConvBN(c, k, 1)
+            self.policy_pool_conv = _ConvBN(c, k, 1, bn)
             self.policy_pool_fc = nn.Linear(3 * k, k)
         self.policy_out = nn.Conv2d(k, POLICY_OUTPUTS, 1, bias=False)
-        self.value_conv = _ConvBN(c, k, 1)
+        self.value_conv = _ConvBN(c, k, 1, bn)
         self.value_fc1 = nn.Linear(3 * k, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 2)  # game result, short-term value
         if config.future_head:

@@ -21,7 +21,7 @@ MODEL_PRESETS = ("tiny", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
 # Settings that define what is being learned: a resumed run must keep them.
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
-                    "model_global_pooling", "vcf_plane_budget")
+                    "model_global_pooling", "model_batch_norm", "vcf_plane_budget")
 
 
 class ConfigError(ValueError):
@@ -41,6 +41,7 @@ class TrainConfig:
     model_preset: str = "tiny"
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     model_global_pooling: int = 1     # kata: 1 pooled branches in the tower and policy head, 0 none
+    model_batch_norm: int = 1         # 1 batch norm after each convolution, 0 none (ModelConfig.batch_norm)
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
@@ -158,6 +159,8 @@ class TrainConfig:
              f"must be 1 (on) or 0 (off), got {self.model_global_pooling}")
         need(self.model_global_pooling == 1 or self.model_arch == "kata", "model_global_pooling",
              "only a kata network has global pooling to turn off: add --model-arch kata")
+        need(self.model_batch_norm in (0, 1), "model_batch_norm",
+             f"must be 1 (on) or 0 (off), got {self.model_batch_norm}")
         flags = "--variant-mix" if self.variant_mix else "--board-sizes/--rules"
         try:
             mix = self.variants

@@ -69,7 +69,8 @@ class Trainer:
                                                vcf_plane_budget=cfg.vcf_plane_budget,
                                                arch=cfg.model_arch,
                                                global_pooling=bool(cfg.model_global_pooling),
-                                               future_head=cfg.future_weight > 0)
+                                               future_head=cfg.future_weight > 0,
+                                               batch_norm=bool(cfg.model_batch_norm))
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
