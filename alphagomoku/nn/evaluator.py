@@ -96,6 +96,10 @@ class Evaluator:
         self.max_batch = max_batch
         self.oom_backoffs = 0
 
+        if self.device.type == "cpu":
+            from alphagomoku.device import flush_denormals
+
+            flush_denormals()
         self.channels_last = self.device.type == "cuda"
         model = model.to(self.device).eval()
         if self.channels_last:

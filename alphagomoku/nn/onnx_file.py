@@ -38,7 +38,8 @@ class OnnxFileError(ValueError):
 
 def session_options(ort, threads: int):
     """One sequential CPU session with ``threads`` intra-op threads, all graph optimisations on,
-    and only errors logged (its notes on unused initialisers are noise)."""
+    denormal floats read as zero (:func:`alphagomoku.device.flush_denormals` says why), and only
+    errors logged (its notes on unused initialisers are noise)."""
     positive_int("threads", threads)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
@@ -46,6 +47,7 @@ def session_options(ort, threads: int):
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    options.add_session_config_entry("session.set_denormal_as_zero", "1")
     return options
 
 

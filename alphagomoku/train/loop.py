@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from alphagomoku.device import DeviceChoice, cuda_autocast_dtype, select_device
+from alphagomoku.device import DeviceChoice, cuda_autocast_dtype, flush_denormals, select_device
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
@@ -65,6 +65,7 @@ class Trainer:
         # Under torchrun: this rank's place among the others (docs/scaling.md); else a no-op.
         self.dist = distributed.setup(cfg, log)
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
+        flush_denormals()  # the optimiser's updates on the CPU never leave denormal weights
         self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
                                                vcf_plane_budget=cfg.vcf_plane_budget,
                                                arch=cfg.model_arch,
