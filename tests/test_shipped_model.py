@@ -115,17 +115,7 @@ def chebyshev(a: int, b: int, width: int) -> int:
     return max(abs(a % width - b % width), abs(a // width - b // width))
 
 
-# Settings where the all-rules network's prior is still close to uniform in a quiet opening
-# (docs/benchmarks.md, "The shipped models"): each had a sixth of its self-play. Strict, so
-# that a network which learns them fails here until it is listed no longer.
-FLAT_PRIOR = {"all-rules-20-freestyle", "all-rules-15-standard"}
-
-
-@pytest.mark.parametrize("model, game", [
-    pytest.param(m, g, id=i, marks=pytest.mark.xfail(strict=True, reason="a flat prior: too "
-                                                      "little training on this setting"))
-    if i in FLAT_PRIOR else pytest.param(m, g, id=i)
-    for (m, g), i in zip(SETTINGS, SETTING_IDS)])
+@pytest.mark.parametrize("model, game", SETTINGS, ids=SETTING_IDS)
 def test_quiet_opening_prior_stays_near_the_stones(model, game):
     evaluator = evaluator_for(model)
     pos = Position.from_moves(["g8", "f8", "j9", "f7"], game)

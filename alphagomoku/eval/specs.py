@@ -28,7 +28,7 @@ import alphagomoku
 DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 # The same network as an ONNX file (nn/onnx_file.py), for the engine: it runs without torch.
 DEFAULT_ONNX = DEFAULT_MODEL.with_suffix(".onnx")
-# A second network, for every board and rule: two hours of the kata-all-rules recipe. It plays
+# A second network, for every board and rule: 95 minutes of the kata-all-rules recipe. It plays
 # 20x20 where the default cannot, and loses to the default on 15x15 (docs/benchmarks.md).
 ALL_RULES_MODEL = DEFAULT_MODEL.with_name("all-rules.pt")
 # Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
