@@ -34,8 +34,21 @@ def test_train_benchmark_times_each_thread_count_and_both_saves():
     assert save["file_mb"] > 0 and save["savez_compressed_mb"] > 0
 
 
-def test_train_benchmark_refuses_a_negative_thread_count_and_an_unknown_recipe():
+def test_train_benchmark_times_each_precision_mode_beside_the_first():
+    out = _bench("--json", "--recipe", "cpu-hour", "--device", "cpu", "--batch-size", "32",
+                 "--steps", "3", "--repeats", "1", "--batch-threads", "0", "--amp", "off,on",
+                 "--positions", "2000")
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout)["train"]
+    assert r["amp"] == {"off": "fp32", "on": "bfloat16"}
+    assert min(r["steps_per_s_threads_0_runs"] + r["steps_per_s_amp_on_runs"]) > 0
+    assert r["amp_on_over_off"] == r["steps_per_s_amp_on"] / r["steps_per_s_threads_0"]
+
+
+def test_train_benchmark_refuses_a_negative_thread_count_an_unknown_mode_and_recipe():
     out = _bench("--batch-threads", "2,-1")
     assert out.returncode == 2 and "thread counts of 0 or more" in out.stderr
+    out = _bench("--amp", "off,bf16")
+    assert out.returncode == 2 and "auto, on, off" in out.stderr
     out = _bench("--recipe", "no-such-recipe", "--device", "cpu")
     assert out.returncode == 2 and "no-such-recipe" in out.stderr

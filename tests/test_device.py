@@ -101,7 +101,6 @@ def test_the_real_machine_answers_consistently():
     ((8, 0), "A100", torch.bfloat16), ((9, 0), "H100", torch.bfloat16)])
 def test_mixed_precision_is_bf16_only_where_the_gpu_computes_it(monkeypatch, capability, gpu, want):
     from alphagomoku.device import DeviceChoice
-    from alphagomoku.train.loop import _amp_dtype
 
     asked = []
     monkeypatch.setattr(torch.version, "hip", None)
@@ -112,7 +111,8 @@ def test_mixed_precision_is_bf16_only_where_the_gpu_computes_it(monkeypatch, cap
     assert dev.cuda_autocast_dtype(torch.device("cuda", 1)) == want
     # The trainer asks about its own device, not the current one.
     choice = DeviceChoice(torch.device("cuda", 0), "cuda", gpu, "test")
-    assert _amp_dtype(choice) == want and asked == ["cuda:1", "cuda:0"]
+    assert dev.training_autocast_dtype(choice, "auto") == want and asked == ["cuda:1", "cuda:0"]
+    assert dev.training_autocast_dtype(choice, "off") is None
 
 
 # -- worker processes ---------------------------------------------------------------------------

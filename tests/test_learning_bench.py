@@ -31,6 +31,7 @@ TINY = {
 # (the cache plays the same games: tests/test_nn_cache.py), so old and new recipes compared on
 # one machine both get the faster one.
 RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp", "eval_cache",
+                "train_amp",
                 "time_budget_minutes", "snapshot_minutes",
                 # Where and on how many processes a run executes (docs/scaling.md); a one-process
                 # run on the pool is the same whatever they say.

@@ -6,7 +6,8 @@ untrained network (a step costs the same whatever the weights):
 
 - ``steps``: gradient steps a second with the batches built in the training loop (``0``
   threads, as on a CPU) and on each count of ``--batch-threads``, the counts taking turns for
-  ``--repeats`` rounds;
+  ``--repeats`` rounds; then (built in the loop) under each mixed-precision mode of ``--amp``
+  (the run's ``train_amp``) beside the first, taking turns too;
 - ``save``: the replay buffer at ``--positions`` positions, written as ``np.savez_compressed``
   writes it in the loop (``savez_compressed_s``), and as a run saves it now: copied on the
   trainer's thread (``copy_s``, what the workers wait for) and written on another
@@ -41,6 +42,15 @@ def _thread_counts(text: str) -> list[int]:
     return counts
 
 
+def _amp_modes(text: str) -> list[str]:
+    from alphagomoku.nn.inference_backend import AMP_MODES  # imports no torch
+
+    modes = [s.strip() for s in text.split(",") if s.strip()]
+    if not modes or any(m not in AMP_MODES for m in modes):
+        raise argparse.ArgumentTypeError(f"expected modes among {', '.join(AMP_MODES)}, got {text!r}")
+    return list(dict.fromkeys(modes))
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", default="gpu-hour", metavar="NAME",
                    help="network, batch size and targets of this recipe (default gpu-hour)")
@@ -49,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=_positive_int, help="gradient batch (default: the recipe's)")
     p.add_argument("--batch-threads", type=_thread_counts, default=[4],
                    help="thread counts to time beside 0 (built in the loop) (default 4)")
+    p.add_argument("--amp", type=_amp_modes, default=["auto"], metavar="MODES",
+                   help="the trainer's mixed precision (train_amp): comma-separated modes among "
+                        "auto, on and off, each timed in turn (default auto)")
     p.add_argument("--steps", type=_positive_int, default=100,
                    help="gradient steps timed per count and round (default 100)")
     p.add_argument("--repeats", type=_positive_int, default=2, help="rounds (default 2)")
@@ -59,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
-def _config(args, run_dir: str, threads: int):
+def _config(args, run_dir: str, threads: int, amp: str):
     from alphagomoku.bench import UsageError
     from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.recipes import recipe_path
@@ -71,7 +84,8 @@ def _config(args, run_dir: str, threads: int):
                                      run_dir=run_dir, seed=args.seed, batch_threads=threads,
                                      steps_per_epoch=args.steps, parallel_workers=0,
                                      buffer_positions=max(args.positions, 1024),
-                                     min_buffer_positions=1, ema_decay=0.0, **changes)
+                                     min_buffer_positions=1, ema_decay=0.0, train_amp=amp,
+                                     **changes)
     except ConfigError as e:
         raise UsageError(str(e)) from None
 
@@ -127,30 +141,39 @@ def run(args) -> dict:
     from alphagomoku.train.loop import Trainer
 
     counts = [0] + [c for c in args.batch_threads if c != 0]
+    # (batch threads, train_amp): each thread count under the first mode, each other mode with
+    # the batches built in the loop.
+    setups = [(c, args.amp[0]) for c in counts] + [(0, m) for m in args.amp[1:]]
     with tempfile.TemporaryDirectory() as tmp:
-        trainers = {c: Trainer(_config(args, f"{tmp}/run-{c}", c), log=lambda _: None,
-                               progress=False) for c in counts}
-        first = trainers[0]
+        trainers = {s: Trainer(_config(args, f"{tmp}/run-{s[0]}-{s[1]}", *s), log=lambda _: None,
+                               progress=False) for s in setups}
+        first = trainers[setups[0]]
         source = _source_positions(args, first.game)
         for trainer in trainers.values():
             _fill(trainer.buffer, source)
         out: dict = {"recipe": args.recipe, "device": str(first.device),
                      "preset": first.cfg.model_preset, "batch_size": first.cfg.batch_size,
                      "vcf_plane_budget": first.cfg.vcf_plane_budget, "steps": args.steps,
-                     "repeats": args.repeats, "source_positions": int(source.size)}
-        rates: dict[int, list[float]] = {c: [] for c in counts}
+                     "repeats": args.repeats, "source_positions": int(source.size),
+                     # What each mode trains in on this device.
+                     "amp": {m: str(trainers[0, m].amp_dtype or "fp32").replace("torch.", "")
+                             for m in args.amp}}
+        rates: dict[tuple, list[float]] = {s: [] for s in setups}
         # Round 0 warms up (the kernels, the device's first calls) and is not counted.
         for round_ in range(args.repeats + 1):
-            for c, trainer in trainers.items():
+            for s, trainer in trainers.items():
                 row: dict = {}
                 trainer._train(row, new_positions=0)
                 if round_:
-                    rates[c].append(row["train_steps"] / row["train_seconds"])
-        for c in counts:
-            out[f"steps_per_s_threads_{c}"] = statistics.median(rates[c])
-            out[f"steps_per_s_threads_{c}_runs"] = [round(r, 2) for r in rates[c]]
+                    rates[s].append(row["train_steps"] / row["train_seconds"])
+        for s in setups:
+            key = f"steps_per_s_threads_{s[0]}" if s[1] == args.amp[0] else f"steps_per_s_amp_{s[1]}"
+            out[key] = statistics.median(rates[s])
+            out[f"{key}_runs"] = [round(r, 2) for r in rates[s]]
         best = max(counts[1:], key=lambda c: out[f"steps_per_s_threads_{c}"], default=None)
         if best is not None:
             out["speedup"] = out[f"steps_per_s_threads_{best}"] / out["steps_per_s_threads_0"]
+        for m in args.amp[1:]:  # each mode's steps over the first mode's
+            out[f"amp_{m}_over_{args.amp[0]}"] = out[f"steps_per_s_amp_{m}"] / out["steps_per_s_threads_0"]
         out["save"] = _time_save(first.buffer, tmp)
     return out

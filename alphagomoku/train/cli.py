@@ -39,6 +39,8 @@ _HELP = {
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
     "inference_amp": "self-play workers' mixed precision with torch: auto (bf16, or fp16, on CUDA; "
                      "fp32 elsewhere), on, or off",
+    "train_amp": "the trainer's mixed precision: auto (bf16, or fp16, on CUDA; fp32 elsewhere), on "
+                 "(bf16 on a CPU too: faster where it has AMX), or off",
     "vcf_plane_budget": "give the network two more inputs, 'side to move has a VCF' and 'opponent "
                         "has one', proved by the solver within this many nodes (0: none)",
     "selfplay_games": "self-play games per epoch",
@@ -75,7 +77,7 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
-            "inference_amp": "MODE", "rule": "RULE", "model_preset": "PRESET", "model_arch": "ARCH",
+            "inference_amp": "MODE", "train_amp": "MODE", "rule": "RULE", "model_preset": "PRESET", "model_arch": "ARCH",
             "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
             "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
 

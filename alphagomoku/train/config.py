@@ -45,6 +45,7 @@ class TrainConfig:
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
+    train_amp: str = "auto"           # the trainer's: auto (on CUDA) | on (bf16 on a CPU) | off
     vcf_plane_budget: int = 100       # VCF input planes proved within this many solver nodes (0: none)
     # -- self-play --------------------------------------------------------------------------------
     parallel_workers: int = 2
@@ -273,8 +274,9 @@ class TrainConfig:
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
         need(self.inference_backend in INFERENCE_BACKENDS, "inference_backend",
              f"must be one of {', '.join(INFERENCE_BACKENDS)}, got {self.inference_backend!r}")
-        need(self.inference_amp in AMP_MODES, "inference_amp",
-             f"must be one of {', '.join(AMP_MODES)}, got {self.inference_amp!r}")
+        for key in ("inference_amp", "train_amp"):
+            need(getattr(self, key) in AMP_MODES, key,
+                 f"must be one of {', '.join(AMP_MODES)}, got {getattr(self, key)!r}")
         need(self.selfplay_backend in ("pool", "ray"), "selfplay_backend", "must be pool or ray")
         need(self.ray_actor_cpus > 0, "ray_actor_cpus", "must be positive")
         need(self.ray_actor_gpus >= 0, "ray_actor_gpus", "must be 0 or more")

@@ -396,7 +396,8 @@ def parameter_crc(model) -> int:
     crc = 0
     with torch.no_grad():
         for p in unwrap(model).parameters():
-            crc = zlib.crc32(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes(), crc)
+            # numpy's bytes follow the logical order, whatever layout the weights are kept in.
+            crc = zlib.crc32(p.detach().cpu().numpy().tobytes(), crc)
     return crc
 
 

@@ -20,7 +20,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from alphagomoku.device import DeviceChoice, cuda_autocast_dtype, flush_denormals, select_device
+from alphagomoku.device import (DeviceChoice, flush_denormals, select_device,
+                                training_autocast_dtype, training_memory_format)
 from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
@@ -77,7 +78,8 @@ class Trainer:
         random.seed(cfg.seed)
         np.random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.model = PolicyValueNet(self.model_config).to(self.device.device)
+        self.model = PolicyValueNet(self.model_config).to(
+            self.device.device, memory_format=training_memory_format(self.device.kind))
         self.average = WeightAverage(self.model, cfg.ema_decay) if cfg.ema_decay else None
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -104,7 +106,7 @@ class Trainer:
         # once in a few hundred runs that exception was lost somewhere inside an epoch (the run
         # went on training; seen with SIGTERM); the flag stops the run at the next epoch then.
         self.stop_requested: Callable[[], bool] = lambda: False
-        self.amp_dtype = _amp_dtype(self.device)
+        self.amp_dtype = training_autocast_dtype(self.device, cfg.train_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         # Rank 0 alone touches the run directory; the other ranks copy its state.
         self.dist.from_main(self._resume if resume else self._start_fresh, "opening the run")
@@ -585,12 +587,6 @@ def _restore_scaler(scaler, saved) -> None:
     resumed on a T4 starts a new scale instead."""
     if saved:
         scaler.load_state_dict(saved)
-
-
-def _amp_dtype(device: DeviceChoice):
-    if device.kind != "cuda":
-        return None
-    return cuda_autocast_dtype(device.device)
 
 
 __all__ = ["Trainer"]
