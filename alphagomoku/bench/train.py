@@ -47,7 +47,8 @@ def _amp_modes(text: str) -> list[str]:
 
     modes = [s.strip() for s in text.split(",") if s.strip()]
     if not modes or any(m not in AMP_MODES for m in modes):
-        raise argparse.ArgumentTypeError(f"expected modes among {', '.join(AMP_MODES)}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected modes among {', '.join(AMP_MODES)}, "
+                                         f"got {text!r}")
     return list(dict.fromkeys(modes))
 
 
@@ -166,14 +167,16 @@ def run(args) -> dict:
                 trainer._train(row, new_positions=0)
                 if round_:
                     rates[s].append(row["train_steps"] / row["train_seconds"])
-        for s in setups:
-            key = f"steps_per_s_threads_{s[0]}" if s[1] == args.amp[0] else f"steps_per_s_amp_{s[1]}"
-            out[key] = statistics.median(rates[s])
-            out[f"{key}_runs"] = [round(r, 2) for r in rates[s]]
+        for (threads, amp), runs in rates.items():
+            key = (f"steps_per_s_threads_{threads}" if amp == args.amp[0]
+                   else f"steps_per_s_amp_{amp}")
+            out[key] = statistics.median(runs)
+            out[f"{key}_runs"] = [round(r, 2) for r in runs]
         best = max(counts[1:], key=lambda c: out[f"steps_per_s_threads_{c}"], default=None)
         if best is not None:
             out["speedup"] = out[f"steps_per_s_threads_{best}"] / out["steps_per_s_threads_0"]
         for m in args.amp[1:]:  # each mode's steps over the first mode's
-            out[f"amp_{m}_over_{args.amp[0]}"] = out[f"steps_per_s_amp_{m}"] / out["steps_per_s_threads_0"]
+            out[f"amp_{m}_over_{args.amp[0]}"] = (out[f"steps_per_s_amp_{m}"]
+                                                  / out["steps_per_s_threads_0"])
         out["save"] = _time_save(first.buffer, tmp)
     return out

@@ -77,8 +77,8 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
-            "inference_amp": "MODE", "train_amp": "MODE", "rule": "RULE", "model_preset": "PRESET", "model_arch": "ARCH",
-            "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
+            "inference_amp": "MODE", "train_amp": "MODE", "rule": "RULE", "model_preset": "PRESET",
+            "model_arch": "ARCH", "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
             "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
 
 
