@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from alphagomoku import device as dev
-from alphagomoku.nn import ModelConfig, PolicyValueNet
 from alphagomoku.nn.io import load_model, save_model
 from alphagomoku.train.config import ConfigError, TrainConfig
 from alphagomoku.train.metrics import read_metrics
