@@ -43,6 +43,10 @@ def test_cache_benchmark_reports_the_same_games_and_what_the_cache_answered(tmp_
     assert r["player_backend"] == ("Evaluator" if onnx_problem() else "OnnxEvaluator")
     assert r["player_backend_ratio"] == (r["player_simulations_a_move_on"]
                                          / r["player_simulations_a_move_on_torch"])
+    if not onnx_problem():
+        assert r["player_simulations_a_move_on_int8"] >= 1
+        assert r["player_int8_ratio"] == (r["player_simulations_a_move_on_int8"]
+                                          / r["player_simulations_a_move_on"])
 
 
 def test_cache_benchmark_refuses_a_damaged_model_and_bad_settings(tmp_path):

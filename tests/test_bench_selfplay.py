@@ -95,6 +95,26 @@ def test_profile_against_the_stand_in_device_times_the_plane_budget_on_the_same_
     assert runs["0"]["simulated_mean_batch_by_tenth"] == runs["20"]["simulated_mean_batch_by_tenth"]
 
 
+def test_selfplay_benchmark_sets_int8_beside_fp32():
+    from alphagomoku.nn.inference_backend import onnx_problem
+
+    if onnx_problem():
+        pytest.skip(onnx_problem())
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay", "--json", "--preset", "tiny",
+         "--board-size", "7", "--simulations", "8", "--games-per-worker", "4", "--workers", "1",
+         "--repeats", "1", "--backends", "onnx,onnx-int8"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout)["selfplay"]
+    assert r["backends"] == "onnx,onnx-int8" and r["onnx-int8_workers1_games"] == 4
+    ratio = r["onnx-int8_workers1_positions_per_second"] / r["onnx_workers1_positions_per_second"]
+    assert r["int8_over_fp32_workers1"] == pytest.approx(ratio)
+    assert r["int8_over_fp32_raw_forward"] == pytest.approx(
+        r["onnx-int8_raw_forward_per_second_at_batch"] / r["onnx_raw_forward_per_second_at_batch"])
+
+
 def test_repeats_must_be_positive():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
                           "--repeats", "0"], capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -105,7 +125,7 @@ def test_backends_option_is_checked():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmark.py"), "selfplay",
                           "--backends", "torch,tensorrt"],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert out.returncode == 2 and "expected torch and/or onnx" in out.stderr
+    assert out.returncode == 2 and "expected some of torch, onnx, onnx-int8" in out.stderr
 
 
 def test_unknown_benchmark_is_a_clear_error():

@@ -274,8 +274,8 @@ def test_engine_with_a_checkpoint(tiny_model_path, tmp_path):
     with EngineSession("--checkpoint", str(tiny_model_path), "--device", "cpu") as eng:
         assert eng.ask("START 15").startswith("ERROR") and "9x9" in eng.answers[-1]
         assert eng.ask("START 9") == "OK"
-        runtime = "torch" if onnx_problem() else "ONNX Runtime"
-        assert f"MESSAGE network on {runtime} (cpu)" in eng.messages
+        runtime = "torch (cpu)" if onnx_problem() else "ONNX Runtime (cpu, fp32)"
+        assert f"MESSAGE network on {runtime}" in eng.messages
         eng.send("INFO timeout_turn 300")
         x, y = parse_move(eng.ask("BEGIN"))
         assert 0 <= x < 9 and 0 <= y < 9

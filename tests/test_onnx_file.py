@@ -91,6 +91,32 @@ print("torch" in sys.modules)
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     said, torch_loaded = out.stdout.strip().splitlines()[-2:]
-    assert "network on ONNX Runtime (cpu)" in said
+    assert "network on ONNX Runtime (cpu, fp32)" in said
     assert 0 < said.index("default.onnx") < said.index("all-rules.onnx")  # 15x15, then 20x20
     assert torch_loaded == "False"
+
+
+def test_the_engine_in_int8_calibrates_on_its_first_searches_without_importing_torch():
+    code = """
+import sys
+from alphagomoku.engine.__main__ import build_parser, player_factory
+from alphagomoku.game import GameConfig, Position
+args = build_parser().parse_args(["--device", "cpu", "--onnx-precision", "int8"])
+player, notes = player_factory(args)()
+game = GameConfig(width=15)
+player.reset(game)
+network = player.inner.primary.evaluator
+print(network.arithmetic)
+position = Position.from_moves(["h8", "h9", "j8"], game)
+while not network.quantized:
+    position = position.play(player.choose(position, 0.3))
+print(notes)
+print(network.arithmetic, "torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, said, after = out.stdout.strip().splitlines()[-3:]
+    assert before == "fp32 until int8 is calibrated"
+    assert "network on ONNX Runtime (cpu, fp32 until int8 is calibrated)" in said
+    assert after == "int8 False"

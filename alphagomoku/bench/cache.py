@@ -11,8 +11,9 @@ Two parts, on the shipped model (``--model``) and its board:
    for each colour, playing a game from two stones at the centre for ``--plies`` moves at
    ``--time-per-move`` seconds, without and with the cache: simulations a move, and the cache's
    share; then with the cache on torch, on ``--device`` (the CPU by default), to compare the two
-   runtimes, or on a GPU the engine's choice of the CPU. The games differ once more simulations
-   change a move.
+   runtimes, or on a GPU the engine's choice of the CPU; and with ONNX Runtime's convolutions in
+   int8 (``--onnx-precision int8``, calibrated during the first move). The games differ once
+   more simulations change a move.
 """
 
 from __future__ import annotations
@@ -133,14 +134,19 @@ def _player(path: str, game, time_per_move: float, plies: int, seed: int,
             torch_device: str = "cpu") -> dict:
     from alphagomoku.eval.players import PLAYER_EVAL_CACHE, NetworkPlayer
     from alphagomoku.game.position import Position
+    from alphagomoku.nn.inference_backend import onnx_problem
 
     out: dict = {"player_time_per_move": time_per_move, "player_eval_cache": PLAYER_EVAL_CACHE}
-    for key, backend, cached in (("off", "auto", False), ("on", "auto", True),
-                                 ("on_torch", "torch", True)):
+    runs = [("off", "auto", False, "fp32"), ("on", "auto", True, "fp32"),
+            ("on_torch", "torch", True, "fp32")]
+    if onnx_problem() == "":
+        runs.append(("on_int8", "onnx", True, "int8"))
+    for key, backend, cached, precision in runs:
         device = torch_device if backend == "torch" else "cpu"
         # One player a colour, as in a match: each search meets its own earlier searches' work.
         players = [NetworkPlayer(path, time_per_move=time_per_move, device=device, seed=seed + c,
-                                 eval_cache=PLAYER_EVAL_CACHE if cached else 0, backend=backend)
+                                 eval_cache=PLAYER_EVAL_CACHE if cached else 0, backend=backend,
+                                 precision=precision)
                    for c in (0, 1)]
         if backend == "auto":
             out["player_backend"] = type(players[0].evaluator).__name__
@@ -161,4 +167,7 @@ def _player(path: str, game, time_per_move: float, plies: int, seed: int,
                                        / out["player_simulations_a_move_off"])
     out["player_backend_ratio"] = (out["player_simulations_a_move_on"]
                                    / out["player_simulations_a_move_on_torch"])
+    if "player_simulations_a_move_on_int8" in out:
+        out["player_int8_ratio"] = (out["player_simulations_a_move_on_int8"]
+                                    / out["player_simulations_a_move_on"])
     return out

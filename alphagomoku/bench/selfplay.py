@@ -7,7 +7,8 @@ openings), the untrained network of that size, after a warm-up task per
 worker so that process start, imports and model loading are not counted. On a CPU each worker
 count runs once per inference backend (torch, then ONNX Runtime: ``--backends``), so one run
 gives both speeds side by side; keys start with the backend's name, and
-``onnx_over_torch_workersN`` is the ratio of their positions per second. Short timed runs
+``onnx_over_torch_workersN`` is the ratio of their positions per second (``onnx-int8``, ONNX
+Runtime with int8 convolutions, adds ``int8_over_fp32_workersN``). Short timed runs
 (a second or two at small settings) were measured to swing by 20%, so each setting is timed
 ``--repeats`` times, the backends taking turns: every figure is the median over the repeats,
 each ratio the median of the repeats' ratios (``..._runs`` lists them). Each speed is also
@@ -28,6 +29,7 @@ under cProfile, per backend, with the search kernels' cost a leaf, in the thread
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import threading
 import time
@@ -38,11 +40,28 @@ import numpy as np
 from alphagomoku.nn.inference_backend import AMP_MODES  # imports no torch
 
 
+# A name of --backends: the inference backend and ONNX Runtime's precision it runs.
+_BACKENDS = {"torch": ("torch", "fp32"), "onnx": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8")}
+
+
 def _backend_list(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",") if s.strip()]
-    if not names or any(n not in ("torch", "onnx") for n in names):
-        raise argparse.ArgumentTypeError(f"expected torch and/or onnx, comma-separated, got {text!r}")
+    if not names or any(n not in _BACKENDS for n in names):
+        raise argparse.ArgumentTypeError(f"expected some of {', '.join(_BACKENDS)}, "
+                                         f"comma-separated, got {text!r}")
     return list(dict.fromkeys(names))
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)  # stdout carries the --json answer
+
+
+def _with_backend(spec, name: str):
+    """``spec`` (a WorkerSpec) running the network as ``--backends`` name ``name`` says."""
+    import dataclasses
+
+    backend, precision = _BACKENDS[name]
+    return dataclasses.replace(spec, inference_backend=backend, onnx_precision=precision)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,8 +90,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, mps or auto")
     p.add_argument("--backends", type=_backend_list, default=["torch", "onnx"],
-                   help="CPU inference backends to compare, comma-separated (default torch,onnx; "
-                        "onnx is left out on a GPU or when it is not installed, and says so)")
+                   help="CPU inference backends to compare, comma-separated: torch, onnx, onnx-int8 "
+                        "(ONNX Runtime with int8 convolutions) (default torch,onnx; the onnx ones "
+                        "are left out on a GPU or when it is not installed, and say so)")
     p.add_argument("--amp", choices=tuple(AMP_MODES), default="auto",
                    help="the torch evaluator's mixed precision: auto (bf16, or fp16, on CUDA; fp32 "
                         "elsewhere), on or off (default auto)")
@@ -194,7 +214,9 @@ def _network_evaluator(spec, model, device, backend: str):
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    return make_evaluator(model.to(device), device, backend, threads=1, amp=spec.inference_amp)
+    spec = _with_backend(spec, backend)
+    return make_evaluator(model.to(device), device, spec.inference_backend, threads=1,
+                          amp=spec.inference_amp, precision=spec.onnx_precision, log=_to_stderr)
 
 
 def _profile(spec, ev, games: int, seed: int, top: int = 12) -> dict:
@@ -332,7 +354,9 @@ def _raw_forward(model, device, batch: int, board: int, backend: str, amp: str =
 
     if device.type == "cpu":
         torch.set_num_threads(1)  # as in a CPU self-play worker
-    ev = make_evaluator(model, device, backend, threads=1, amp=amp)
+    backend, precision = _BACKENDS[backend]
+    ev = make_evaluator(model, device, backend, threads=1, amp=amp, precision=precision,
+                        log=_to_stderr)
     rng = np.random.default_rng(0)
     planes = (rng.random((batch, model.config.num_planes, board, board)) < 0.2).astype(np.float32)
     legal = np.ones((batch, board * board), dtype=np.bool_)
@@ -350,11 +374,11 @@ def _backends(names: list[str], device: str) -> tuple[list[str], str]:
 
     kept, notes = [], []
     for name in names:
-        chosen, problem = resolve_backend(name, device)
-        if chosen == name:
+        chosen, problem = resolve_backend(_BACKENDS[name][0], device)
+        if chosen == _BACKENDS[name][0]:
             kept.append(name)
         else:
-            notes.append(f"onnx left out: {problem or 'not on a CPU (torch runs there)'}")
+            notes.append(f"{name} left out: {problem or 'not on a CPU (torch runs there)'}")
     return kept, "; ".join(notes) or "none"
 
 
@@ -439,7 +463,7 @@ def run(args) -> dict:
         for w in counts:
             for rep in range(args.repeats):
                 for backend in backends:
-                    r = _pool_run(dataclasses.replace(spec, inference_backend=backend), w, weights,
+                    r = _pool_run(_with_backend(spec, backend), w, weights,
                                   cfg.games_per_task, args.seed + 1000 * rep)
                     for k, v in r.items():
                         if v is not None:
@@ -458,15 +482,18 @@ def run(args) -> dict:
         out[f"{backend}_raw_forward_per_second_at_batch"] = _raw_forward(
             model.to(choice.device), choice.device, cfg.games_per_task, cfg.board_size, backend,
             args.amp)
-    if "torch" in backends and "onnx" in backends:
+    # Paired by repeat: the two backends of one repeat ran back to back.
+    for label, fast, slow in (("onnx_over_torch", "onnx", "torch"),
+                              ("int8_over_fp32", "onnx-int8", "onnx")):
+        if fast not in backends or slow not in backends:
+            continue
         for w in counts:
             for per in ("second", "cpu_second"):
-                ratio = "" if per == "second" else "_cpu"
-                # Paired by repeat: the two backends of one repeat ran back to back.
-                ratios = [o / t for o, t in zip(runs[f"onnx_workers{w}_positions_per_{per}"],
-                                                runs[f"torch_workers{w}_positions_per_{per}"])]
-                out[f"onnx_over_torch{ratio}_workers{w}"] = float(np.median(ratios))
-                out[f"onnx_over_torch{ratio}_workers{w}_runs"] = ratios
-        out["onnx_over_torch_raw_forward"] = (out["onnx_raw_forward_per_second_at_batch"]
-                                              / out["torch_raw_forward_per_second_at_batch"])
+                key = f"{label}{'' if per == 'second' else '_cpu'}_workers{w}"
+                ratios = [f / s for f, s in zip(runs[f"{fast}_workers{w}_positions_per_{per}"],
+                                                runs[f"{slow}_workers{w}_positions_per_{per}"])]
+                out[key] = float(np.median(ratios))
+                out[f"{key}_runs"] = ratios
+        out[f"{label}_raw_forward"] = (out[f"{fast}_raw_forward_per_second_at_batch"]
+                                       / out[f"{slow}_raw_forward_per_second_at_batch"])
     return out

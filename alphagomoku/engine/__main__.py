@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the network's runtime: auto (ONNX Runtime on a CPU when installed, "
                         "which searches more simulations than torch; else torch), torch, or onnx "
                         "(an error if it cannot load) (default auto)")
+    p.add_argument("--onnx-precision", choices=("fp32", "int8"), default="fp32",
+                   help="ONNX Runtime's arithmetic: fp32, or int8 convolutions (faster on a CPU; "
+                        "their ranges calibrated on the first 256 positions the searches read, "
+                        "which take fp32) (default fp32)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="CPU threads for the network (default 1: a batch of one position gains "
                         "little from more, and a tournament machine runs two engines at once)")
@@ -97,7 +101,8 @@ def _other_boards(args):
     if args.simulations:
         spec = f"{spec}:{args.simulations}"
     network = make_player(spec, seed=args.seed, device=args.device,
-                          backend=args.inference_backend, threads=args.threads)
+                          backend=args.inference_backend, threads=args.threads,
+                          precision=args.onnx_precision)
     return BoardFallbackPlayer(network, pure), (
         f"the all-rules network plays the others ({network.model.config.boards_played}) under "
         "the rule the manager sets, pure MCTS any board beyond")
@@ -133,7 +138,8 @@ def player_factory(args):
         if spec.startswith("net:") and args.simulations:
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device,
-                             backend=args.inference_backend, threads=args.threads)
+                             backend=args.inference_backend, threads=args.threads,
+                             precision=args.onnx_precision)
         cfg = getattr(getattr(player, "model", None), "config", None)
         if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")) and not cfg.any_board:
             # A model with dense heads knows one board size; the others get the all-rules
@@ -149,9 +155,11 @@ def player_factory(args):
             if args.eval_cache is not None:
                 network.eval_cache = args.eval_cache
         if networks:
-            runtime = type(networks[0].evaluator).__name__ in ("OnnxEvaluator", "OnnxNetwork")
+            evaluator = networks[0].evaluator
+            runtime = type(evaluator).__name__ in ("OnnxEvaluator", "OnnxNetwork")
+            arithmetic = f", {evaluator.arithmetic}" if runtime else ""
             notes.append(f"network on {'ONNX Runtime' if runtime else 'torch'} "
-                         f"({networks[0].device.device})")
+                         f"({networks[0].device.device}{arithmetic})")
         if "torch" in sys.modules:  # a network player: keep its CPU threads to what we were given
             sys.modules["torch"].set_num_threads(args.threads)
         if args.no_tactics:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 import dataclasses
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -50,6 +51,12 @@ PLAYER_EVAL_CACHE = 32_768
 # players of one process can share it; each keeps its own evaluation cache.
 _FILE_NETWORKS: OrderedDict = OrderedDict()
 _FILE_NETWORKS_KEPT = 4
+
+
+def _say(line: str) -> None:
+    """A network's notes (a fall-back, int8 starting): on stderr, since a player's stdout may be
+    a board or a protocol."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _file_network(path, options: tuple, read: Callable[[], tuple]) -> tuple:
@@ -288,12 +295,15 @@ class NetworkPlayer(PuctPlayer):
     file runs on ONNX Runtime on a CPU, with ``threads`` threads, where it searches more
     simulations a move than with torch (docs/benchmarks.md, "The players on ONNX Runtime"). A
     model object stays on torch: its caller may change its weights between games, and ONNX
-    Runtime runs a copy.
+    Runtime runs a copy. ``precision="int8"`` runs ONNX Runtime's convolutions in int8 once the
+    network has read enough positions to calibrate on
+    (:class:`~alphagomoku.nn.onnx_file.OnnxNetwork`).
     """
 
     def __init__(self, source, simulations: int | None = None, time_per_move: float | None = None,
                  device: str = "auto", seed: int = 0, search_config=None, name: str | None = None,
-                 eval_cache: int = PLAYER_EVAL_CACHE, backend: str = "auto", threads: int = 1):
+                 eval_cache: int = PLAYER_EVAL_CACHE, backend: str = "auto", threads: int = 1,
+                 precision: str = "fp32"):
         positive_int("simulations", simulations, none_ok=True)
         if time_per_move is not None and not time_per_move > 0:
             raise ValueError(f"time_per_move must be a positive number of seconds, got {time_per_move!r}")
@@ -305,10 +315,11 @@ class NetworkPlayer(PuctPlayer):
                                  f"CPU; give the .pt weights for device {device!r} or torch")
             self.device = DeviceChoice("cpu", "cpu", cpu_name(), "an ONNX file runs on the CPU")
             self.model = self.evaluator = _file_network(
-                source, ("onnx", threads), lambda: read_onnx_file(source, threads))
+                source, ("onnx", threads, precision),
+                lambda: read_onnx_file(source, threads, precision, log=_say))
             label = Path(source).name
         else:
-            self._load(source, device, backend, threads)
+            self._load(source, device, backend, threads, precision)
             label = Path(source).name if isinstance(source, (str, Path)) else "model"
         self.eval_cache = eval_cache
         self.cache: EvaluationCache | None = None  # this game's, once the search first asks
@@ -319,17 +330,18 @@ class NetworkPlayer(PuctPlayer):
         self.search_config = search_config
         self.name = name or (f"net:{label}" + (f":{simulations}" if simulations else ""))
 
-    def _load(self, source, device: str, backend: str, threads: int) -> None:
+    def _load(self, source, device: str, backend: str, threads: int, precision: str) -> None:
         from alphagomoku.nn.io import load_model  # imports torch: only for a .pt file
 
         self.device = select_device(device)
         if isinstance(source, (str, Path)):
             def read():
                 model = load_model(source, device=self.device.device)
-                return model, make_evaluator(model, self.device.device, backend, threads=threads)
+                return model, make_evaluator(model, self.device.device, backend, threads=threads,
+                                             precision=precision, log=_say)
 
             self.model, self.evaluator = _file_network(
-                source, (self.device.device, backend, threads), read)
+                source, (self.device.device, backend, threads, precision), read)
         else:
             self.model = source
             self.evaluator = make_evaluator(source, self.device.device, "torch", threads=threads)

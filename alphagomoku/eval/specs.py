@@ -146,15 +146,16 @@ def check_player_spec(spec: str, game=None) -> PlayerSpec:
 
 
 def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, device: str = "auto",
-                backend: str = "auto", threads: int = 1):
+                backend: str = "auto", threads: int = 1, precision: str = "fp32"):
     """The player ``spec`` names. ``seed`` varies the random choices of the players that make
     any; ``time_per_move`` (seconds) bounds each move's search; ``device``, ``backend`` (the
-    inference backend) and ``threads`` are for networks."""
+    inference backend), ``threads`` and ``precision`` (ONNX Runtime's) are for networks."""
     from alphagomoku.eval import players
 
     p = parse_player_spec(spec)
     if p.kind in ("tactics", "vcf", "vct"):
-        inner = make_player(p.inner.text, seed, time_per_move, device, backend, threads)
+        inner = make_player(p.inner.text, seed, time_per_move, device, backend, threads,
+                            precision)
         player = players.TacticalPlayer(inner, vcf=p.kind == "vcf", vct=p.kind == "vct")
         player.name = p.text
         return player
@@ -167,7 +168,7 @@ def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, de
     if p.kind == "net":
         return players.NetworkPlayer(p.path, simulations=p.count, time_per_move=time_per_move,
                                      device=device, seed=seed, name=p.text, backend=backend,
-                                     threads=threads)
+                                     threads=threads, precision=precision)
     from alphagomoku.eval.external import ExternalEnginePlayer
 
     return ExternalEnginePlayer(p.command, name=p.text)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from alphagomoku.nn.int8 import ONNX_PRECISIONS  # imports neither torch nor onnx
+
 INFERENCE_BACKENDS = ("auto", "torch", "onnx")
 # Mixed precision for the torch evaluator: auto is bf16 (fp16 below compute capability 8.0) on CUDA
 # and fp32 elsewhere; on and off force it. Where it pays depends on the GPU, the model and the
@@ -79,7 +81,7 @@ def require_backend(backend: str, device) -> None:
 
 
 def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
-                   log: Callable[[str], None] = print, amp: str = "auto"):
+                   log: Callable[[str], None] = print, amp: str = "auto", precision: str = "fp32"):
     """An evaluator for ``model`` (``evaluator(planes, legal) -> (priors, values)``): an
     :class:`~alphagomoku.nn.onnx_evaluator.OnnxEvaluator` with ``threads`` threads when
     :func:`wants_onnx`, else :class:`~alphagomoku.nn.evaluator.Evaluator` on ``device``.
@@ -88,11 +90,15 @@ def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
     fails), the torch Evaluator is returned and ``log`` gets one line saying why, once per
     process and reason: a new weights version that fails the same way adds nothing. With
     ``onnx`` the same failures raise InferenceBackendError. ``amp`` (a key of :data:`AMP_MODES`)
-    is the torch evaluator's mixed precision; ONNX Runtime always runs fp32."""
+    is the torch evaluator's mixed precision; ``precision`` (fp32 or int8) ONNX Runtime's
+    (:class:`~alphagomoku.nn.onnx_evaluator.OnnxEvaluator`); torch ignores it."""
     from alphagomoku.nn.evaluator import Evaluator
 
     if amp not in AMP_MODES:
         raise ValueError(f"mixed precision must be one of {', '.join(AMP_MODES)}, got {amp!r}")
+    if precision not in ONNX_PRECISIONS:
+        raise ValueError(f"ONNX Runtime precision must be one of {', '.join(ONNX_PRECISIONS)}, "
+                         f"got {precision!r}")
     require_backend(backend, device)
     chosen, problem = resolve_backend(backend, device)
     if problem:
@@ -101,7 +107,7 @@ def make_evaluator(model, device="cpu", backend: str = "auto", threads: int = 1,
         try:
             from alphagomoku.nn.onnx_evaluator import OnnxEvaluator
 
-            return OnnxEvaluator(model, threads=threads)
+            return OnnxEvaluator(model, threads=threads, precision=precision, log=log)
         except Exception as e:  # noqa: BLE001 - any failure to load means: use torch
             reason = f"ONNX Runtime could not load the network ({type(e).__name__}: {e}".strip()
             reason = reason.splitlines()[0] + ")"

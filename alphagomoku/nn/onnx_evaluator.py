@@ -4,8 +4,11 @@ A CPU self-play worker spends nearly all its time in the forward pass, and ONNX 
 this network faster than torch eager with one thread (``scripts/benchmark.py nn`` measures it;
 docs/benchmarks.md has the figures). The model is exported in memory, with the legal-point
 softmax inside the graph (:mod:`alphagomoku.nn.onnx_export`), once per weights version:
-:meth:`OnnxEvaluator.load_state_dict` exports again. Nothing is written to disk, so spawned
+:meth:`OnnxEvaluator.load_state_dict` exports again. Nothing is kept on disk, so spawned
 workers share no files and leave none behind.
+
+With ``precision="int8"`` the convolutions run in int8 once the evaluator has read enough
+positions to calibrate on (:class:`~alphagomoku.nn.onnx_file.OnnxNetwork`).
 
 Needs the ``onnx`` extra (``pip install 'alphagomoku[onnx]'``: onnxruntime, and onnx for
 torch's exporter). :func:`alphagomoku.nn.inference_backend.make_evaluator` chooses between this
@@ -13,6 +16,8 @@ and the torch Evaluator and falls back to torch when this cannot load.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import torch
 from torch import nn
@@ -24,7 +29,8 @@ from alphagomoku.nn.onnx_file import OnnxNetwork
 
 class OnnxEvaluator(OnnxNetwork):
     """Runs ``model``'s ONNX export with ONNX Runtime on the CPU, with ``threads`` intra-op
-    threads (one in a self-play worker: the workers are the parallelism).
+    threads (one in a self-play worker: the workers are the parallelism), in ``precision``
+    (:class:`~alphagomoku.nn.onnx_file.OnnxNetwork` says how int8 starts).
 
     ``__call__(planes, legal) -> (priors, values)`` as :class:`alphagomoku.nn.Evaluator`: priors
     float32 ``(B, H*W)`` summing to one over the legal points and zero elsewhere (all zeros for a
@@ -32,7 +38,8 @@ class OnnxEvaluator(OnnxNetwork):
     missing and RuntimeError when the export fails; the caller decides what to fall back to.
     """
 
-    def __init__(self, model: nn.Module, threads: int = 1):
+    def __init__(self, model: nn.Module, threads: int = 1, precision: str = "fp32",
+                 log: Callable[[str], None] | None = None):
         import onnxruntime  # noqa: F401 - ImportError here, before the export: use torch
 
         config = getattr(model, "config", None)
@@ -40,10 +47,11 @@ class OnnxEvaluator(OnnxNetwork):
             raise TypeError("the evaluator's model needs a .config (a ModelConfig)")
         self.device = torch.device("cpu")
         self.model = model.to("cpu").eval()
-        super().__init__(export_onnx(self.model), config, threads)
+        super().__init__(export_onnx(self.model), config, threads, precision, log)
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Replace the weights (prefixes from torch.compile or DDP are removed) and export again."""
+        """Replace the weights (prefixes from torch.compile or DDP are removed) and export again
+        (quantised at once on the positions read so far, in int8)."""
         self.model.load_state_dict(strip_prefixes(state_dict))
         self.model.eval()
-        self._open(export_onnx(self.model))
+        self.replace_graph(export_onnx(self.model))

@@ -55,43 +55,97 @@ class OnnxNetwork:
     """A :class:`~alphagomoku.mcts.leaf_evaluator.NetworkEvaluator` run by ONNX Runtime on the
     CPU from ``graph`` (serialised ONNX bytes, or a file's path) for a network of ``config``:
     ``__call__(planes, legal) -> (priors, values)``, priors float32 ``(B, H*W)`` summing to one
-    over the legal points, values float32 ``(B,)``."""
+    over the legal points, values float32 ``(B,)``.
 
-    def __init__(self, graph: bytes | str | Path, config: ModelConfig, threads: int = 1):
+    With ``precision="int8"`` the convolutions run in int8 (:mod:`alphagomoku.nn.int8`), their
+    ranges calibrated on positions the network was asked about: it answers in fp32 until it has
+    read :data:`~alphagomoku.nn.int8.CALIBRATION_POSITIONS` of them, quantises then (``log``
+    gets one line), and quantises each new graph (:meth:`replace_graph`) at once on the
+    positions it holds."""
+
+    def __init__(self, graph: bytes | str | Path, config: ModelConfig, threads: int = 1,
+                 precision: str = "fp32", log=None):
         import onnxruntime as ort
 
+        from alphagomoku.nn.int8 import ONNX_PRECISIONS
+
+        if precision not in ONNX_PRECISIONS:
+            raise ValueError(f"ONNX Runtime precision must be one of "
+                             f"{', '.join(ONNX_PRECISIONS)}, got {precision!r}")
         self.config = config
         self.threads = threads
+        self.precision = precision
         self._ort = ort
-        self._open(graph)
+        self._log = log
+        self.sample = None
+        self.quantized = False
+        if precision == "int8":
+            from alphagomoku.nn.int8 import InputSample
 
-    def _open(self, graph: bytes | str | Path) -> None:
+            self.sample = InputSample()
+        self.replace_graph(graph)
+
+    def replace_graph(self, graph: bytes | str | Path) -> None:
+        """Run ``graph`` from now on (quantised in int8 when the sample allows)."""
+        if self.sample is not None and not isinstance(graph, bytes):
+            graph = Path(graph).read_bytes()  # kept: each calibration quantises it afresh
+        self._fp32_graph = graph
+        self._open()
+
+    def _open(self) -> None:
+        graph = self._fp32_graph
+        self.quantized = self.sample is not None and self.sample.ready
+        if self.quantized:
+            from alphagomoku.nn.int8 import quantize_graph
+
+            try:
+                graph = quantize_graph(graph, self.sample.batches())
+            except Exception as e:  # noqa: BLE001 - any failure: go on in fp32, and say so once
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                self.sample, self.quantized = None, False
+                if self._log is not None:
+                    self._log(f"inference: int8 quantisation failed ({type(e).__name__}: "
+                              f"{first}); the network stays fp32")
         source = str(graph) if isinstance(graph, Path) else graph
         self._session = self._ort.InferenceSession(source, session_options(self._ort,
                                                                            self.threads),
                                                    providers=["CPUExecutionProvider"])
 
+    @property
+    def arithmetic(self) -> str:
+        """What the network computes in now: ``fp32``, ``int8``, or int8 still to come."""
+        if self.quantized:
+            return "int8"
+        return "fp32 until int8 is calibrated" if self.sample is not None else "fp32"
+
     def describe(self) -> str:
-        return (f"{self.config.label} on cpu (fp32, onnxruntime {self._ort.__version__}, "
-                f"{self.threads} thread{'s' if self.threads > 1 else ''})")
+        return (f"{self.config.label} on cpu ({self.arithmetic}, onnxruntime "
+                f"{self._ort.__version__}, {self.threads} thread{'s' if self.threads > 1 else ''})")
 
     def __call__(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         planes, legal = check_inputs(self.config, planes, legal)
         if planes.shape[0] == 0:
             return np.zeros(legal.shape, np.float32), np.zeros(0, np.float32)
         priors, values = self._session.run(None, {"planes": planes, "legal": legal})
+        if self.sample is not None:
+            self.sample.add(planes, legal)
+            if not self.quantized and self.sample.ready:
+                self._open()
+                if self.quantized and self._log is not None:
+                    self._log(f"inference: int8 convolutions from now on (calibrated on "
+                              f"{len(self.sample)} positions)")
         return priors, values
 
 
-def read_onnx_file(path, threads: int = 1) -> OnnxNetwork:
-    """The network in an ONNX file written by :func:`write_onnx_file`; OnnxFileError says what is
-    wrong with any other file."""
+def read_onnx_file(path, threads: int = 1, precision: str = "fp32", log=None) -> OnnxNetwork:
+    """The network in an ONNX file written by :func:`write_onnx_file`, run in ``precision``
+    (:class:`OnnxNetwork`); OnnxFileError says what is wrong with any other file."""
     path = Path(path)
     if not path.is_file():
         raise OnnxFileError(f"no ONNX file at {path}")
     try:
         # A stand-in config until the file's own is read from the session's metadata below.
-        network = OnnxNetwork(path, ModelConfig(blocks=1, channels=1), threads)
+        network = OnnxNetwork(path, ModelConfig(blocks=1, channels=1), threads, precision, log)
         meta = network._session.get_modelmeta().custom_metadata_map
     except ImportError:
         raise

@@ -96,10 +96,16 @@ class SelfPlayActor:
             config, state_dict = weights
             model = model_from_state(ModelConfig.from_dict(config), state_dict, device=state.device,
                                      source=f"version {version}")
-            # The same inference backend as a pool worker (torch, or ONNX Runtime on the CPU).
-            state.evaluator = make_evaluator(
-                model, state.device, state.backend, threads=self.spec.threads_per_worker,
-                log=lambda line: print(f"[actor {state.index}] {line}", file=sys.stderr, flush=True))
+            old = state.evaluator
+            if getattr(old, "sample", None) is not None and old.config == model.config:
+                old.load_state_dict(model.state_dict())  # int8: calibrated on what it has read
+            else:
+                # The same inference backend as a pool worker (torch, or ONNX Runtime on the CPU).
+                state.evaluator = make_evaluator(
+                    model, state.device, state.backend, threads=self.spec.threads_per_worker,
+                    precision=self.spec.onnx_precision,
+                    log=lambda line: print(f"[actor {state.index}] {line}", file=sys.stderr,
+                                           flush=True))
             state.version = version
         cpu_start = time.process_time()
         records, stats = play_games(state.evaluator, task_game(task, self.spec), self.spec.search,

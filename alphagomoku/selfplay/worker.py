@@ -32,6 +32,7 @@ class WorkerSpec:
     threads_per_worker: int = 1  # torch (or ONNX Runtime) threads in a CPU worker
     inference_backend: str = "auto"  # auto | torch | onnx (alphagomoku.nn.inference_backend)
     inference_amp: str = "auto"      # auto | on | off: the torch evaluator's mixed precision
+    onnx_precision: str = "fp32"     # fp32 | int8: ONNX Runtime's convolutions (CPU workers)
     cuda_graphs: str = "auto"        # auto | off: CUDA graphs for a GPU worker's forward pass
 
 
@@ -147,6 +148,8 @@ def setup_worker(index: int, spec: WorkerSpec) -> _WorkerState:
             state.device_line += f"; {describe_backend(spec.inference_backend, choice.kind)}"
             if resolve_backend(spec.inference_backend, choice.kind)[0] == "onnx":
                 state.backend = spec.inference_backend
+                if spec.onnx_precision == "int8":
+                    state.device_line += " (int8 convolutions once calibrated)"
         if spec.num_gpus:
             state.device_line += f" (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})"
         groups = getattr(spec.settings, "groups", 1)
@@ -190,16 +193,17 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
 
         model = load_model(task.weights_path, device=state.device)
         old = state.evaluator
-        if getattr(old, "graphs", False) and getattr(old, "config", None) == model.config:
-            # CUDA graphs are captured once per worker: new weights are copied into the
-            # captured network's own tensors, which the graphs read.
+        keeps = getattr(old, "graphs", False) or getattr(old, "sample", None) is not None
+        if keeps and getattr(old, "config", None) == model.config:
+            # CUDA graphs are captured once per worker, and an int8 network is calibrated on
+            # the positions the worker has read: new weights go into the evaluator it has.
             old.load_state_dict(model.state_dict())
             state.version = task.weights_version
         if state.version != task.weights_version:
             # The ONNX backend exports the model here, once per weights version (0.1-0.3 s).
             state.evaluator = make_evaluator(
                 model, state.device, state.backend, threads=state.spec.threads_per_worker,
-                amp=state.spec.inference_amp,
+                amp=state.spec.inference_amp, precision=state.spec.onnx_precision,
                 log=lambda line: print(f"[worker {state.index}] {line}", file=sys.stderr,
                                        flush=True))
         state.version = task.weights_version

@@ -39,6 +39,9 @@ _HELP = {
                          "else torch), torch, or onnx (an error if it cannot load); GPUs use torch",
     "inference_amp": "self-play workers' mixed precision with torch: auto (bf16, or fp16, on CUDA; "
                      "fp32 elsewhere), on, or off",
+    "onnx_precision": "CPU self-play workers on ONNX Runtime: fp32, or int8 (the convolutions in "
+                      "int8, their ranges calibrated on the last positions the worker read; fp32 "
+                      "until it has read 256)",
     "train_amp": "the trainer's mixed precision: auto (bf16, or fp16, on CUDA; fp32 elsewhere), on "
                  "(bf16 on a CPU too: faster where it has AMX), or off",
     "vcf_plane_budget": "give the network two more inputs, 'side to move has a VCF' and 'opponent "
@@ -77,7 +80,7 @@ _HELP = {
 }
 
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
-            "inference_amp": "MODE", "train_amp": "MODE", "rule": "RULE", "model_preset": "PRESET",
+            "inference_amp": "MODE", "train_amp": "MODE", "onnx_precision": "PRECISION", "rule": "RULE", "model_preset": "PRESET",
             "model_arch": "ARCH", "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
             "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
 

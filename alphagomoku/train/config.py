@@ -14,7 +14,8 @@ from pathlib import Path
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
-from alphagomoku.nn.inference_backend import AMP_MODES, INFERENCE_BACKENDS  # imports no torch
+from alphagomoku.nn.inference_backend import (  # imports no torch
+    AMP_MODES, INFERENCE_BACKENDS, ONNX_PRECISIONS)
 from alphagomoku.train.variants import Variant, run_variants
 
 MODEL_PRESETS = ("tiny", "small", "medium", "large")
@@ -45,6 +46,7 @@ class TrainConfig:
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
+    onnx_precision: str = "fp32"      # CPU workers on ONNX Runtime: fp32 | int8 (calibrated convolutions)
     train_amp: str = "auto"           # the trainer's: auto (on CUDA) | on (bf16 on a CPU) | off
     vcf_plane_budget: int = 100       # VCF input planes proved within this many solver nodes (0: none)
     # -- self-play --------------------------------------------------------------------------------
@@ -274,6 +276,8 @@ class TrainConfig:
         need(self.baseline_playouts >= 1, "baseline_playouts", "must be at least 1")
         need(self.inference_backend in INFERENCE_BACKENDS, "inference_backend",
              f"must be one of {', '.join(INFERENCE_BACKENDS)}, got {self.inference_backend!r}")
+        need(self.onnx_precision in ONNX_PRECISIONS, "onnx_precision",
+             f"must be one of {', '.join(ONNX_PRECISIONS)}, got {self.onnx_precision!r}")
         for key in ("inference_amp", "train_amp"):
             need(getattr(self, key) in AMP_MODES, key,
                  f"must be one of {', '.join(AMP_MODES)}, got {getattr(self, key)!r}")

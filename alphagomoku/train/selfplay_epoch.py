@@ -61,7 +61,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
     return WorkerSpec(game=cfg.game, search=search, settings=settings, device=device_name,
                       num_gpus=num_gpus, threads_per_worker=1,
                       inference_backend=cfg.inference_backend, inference_amp=cfg.inference_amp,
-                      cuda_graphs=cfg.cuda_graphs)
+                      onnx_precision=cfg.onnx_precision, cuda_graphs=cfg.cuda_graphs)
 
 
 def plan_tasks(cfg: TrainConfig, variants: list, opening_targets: dict, weights: str,
