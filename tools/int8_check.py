@@ -4,7 +4,7 @@ For every variant's replay buffer in RUN_DIR, positions from self-play (with a r
 each) are split in two: the first half calibrates the int8 network as a worker would, the
 second is read by both networks. Printed per variant: how often the two name the same most
 likely move, the mean and largest difference of their values, and each network's forward passes
-a second on one thread at batches of 16 and 64.
+a second on one thread at batches of 1, 16 and 64.
 
     python tools/int8_check.py runs/learning/cpu-hour-60 WEIGHTS [--positions 512] [--seed 0]
 """
@@ -24,6 +24,9 @@ import numpy as np  # noqa: E402
 from tools.batch_norm_check import variant_buffers  # noqa: E402
 
 
+BATCHES = (1, 16, 64)
+
+
 def forward_rate(network, planes, legal, batch: int, seconds: float = 1.5) -> float:
     planes, legal = planes[:batch], legal[:batch]
     network(planes, legal)
@@ -34,7 +37,7 @@ def forward_rate(network, planes, legal, batch: int, seconds: float = 1.5) -> fl
     return n / (time.perf_counter() - t0)
 
 
-def compare(model, planes: np.ndarray) -> dict:
+def compare(model, planes: np.ndarray, seconds: float = 1.5) -> dict:
     """int8 calibrated on the first half of ``planes`` against fp32 on the second half."""
     from alphagomoku.nn.int8 import CALIBRATION_POSITIONS
     from alphagomoku.nn.onnx_evaluator import OnnxEvaluator
@@ -54,9 +57,10 @@ def compare(model, planes: np.ndarray) -> dict:
            "same_best_move": float((p8.argmax(1) == p32.argmax(1)).mean()),
            "value_difference_mean": float(np.abs(v8 - v32).mean()),
            "value_difference_max": float(np.abs(v8 - v32).max())}
-    for batch in (16, 64):
+    for batch in BATCHES:
         for name, network in (("fp32", fp32), ("int8", int8)):
-            out[f"{name}_per_second_batch{batch}"] = forward_rate(network, test, test_legal, batch)
+            out[f"{name}_per_second_batch{batch}"] = forward_rate(network, test, test_legal, batch,
+                                                                  seconds)
     return out
 
 
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("weights", type=Path, help="the network: a checkpoint, snapshot or model file")
     p.add_argument("--positions", type=int, default=1024,
                    help="positions a variant, half to calibrate and half to compare (default 1024)")
+    p.add_argument("--seconds", type=float, default=1.5,
+                   help="seconds each forward rate is timed for (default 1.5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
@@ -92,17 +98,17 @@ def main(argv: list[str] | None = None) -> int:
         indices = rng.choice(len(buffer), min(args.positions, len(buffer)), replace=False)
         batch = make_batch(buffer, indices, rng, variant.game, 0.0,
                            model.config.vcf_plane_budget, model.config.rule_planes)
-        report[variant.name] = compare(model, batch.planes)
+        report[variant.name] = compare(model, batch.planes, args.seconds)
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    print(f"{'variant':<20} {'same best move':>15} {'value diff: mean':>17} {'max':>6} "
-          f"{'batch 16: fp32':>15} {'int8':>6} {'batch 64: fp32':>15} {'int8':>6}")
+    rates = "".join(f" {f'batch {b}: fp32':>15} {'int8':>6}" for b in BATCHES)
+    print(f"{'variant':<20} {'same best move':>15} {'value diff: mean':>17} {'max':>6}{rates}")
     for name, r in report.items():
+        rates = "".join(f" {r[f'fp32_per_second_batch{b}']:>15,.0f} "
+                        f"{r[f'int8_per_second_batch{b}']:>6,.0f}" for b in BATCHES)
         print(f"{name:<20} {r['same_best_move']:>15.3f} {r['value_difference_mean']:>17.3f} "
-              f"{r['value_difference_max']:>6.3f} {r['fp32_per_second_batch16']:>15,.0f} "
-              f"{r['int8_per_second_batch16']:>6,.0f} {r['fp32_per_second_batch64']:>15,.0f} "
-              f"{r['int8_per_second_batch64']:>6,.0f}")
+              f"{r['value_difference_max']:>6.3f}{rates}")
     return 0
 
 
