@@ -38,6 +38,21 @@ def variant_buffers(run_dir: Path, cfg) -> list:
     return out
 
 
+def load_run(parser: argparse.ArgumentParser, run_dir: Path, weights: Path):
+    """``(model, config)``: the network in ``weights`` (on the CPU, eval mode) and the run's
+    TrainConfig; a missing run or an unreadable network is ``parser``'s usage error."""
+    from alphagomoku.nn.io import CheckpointError, load_model
+    from alphagomoku.train.config import TrainConfig
+
+    if not (run_dir / "config.json").is_file():
+        parser.error(f"no run at {run_dir} (no config.json)")
+    try:
+        model = load_model(weights, device="cpu").eval()
+    except CheckpointError as e:
+        parser.error(str(e))
+    return model, TrainConfig.from_file(run_dir / "config.json")
+
+
 def read_both_ways(weights: Path, batch) -> dict:
     """The policy's cross-entropy and the value's spread over ``batch``, in play and in training."""
     import torch
@@ -68,18 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import torch
 
-    from alphagomoku.nn.io import CheckpointError, load_model
     from alphagomoku.train.augment import make_batch
-    from alphagomoku.train.config import TrainConfig
 
     torch.set_num_threads(1)
-    if not (args.run_dir / "config.json").is_file():
-        p.error(f"no run at {args.run_dir} (no config.json)")
-    try:
-        config = load_model(args.weights, device="cpu").config
-    except CheckpointError as e:
-        p.error(str(e))
-    cfg = TrainConfig.from_file(args.run_dir / "config.json")
+    model, cfg = load_run(p, args.run_dir, args.weights)
+    config = model.config
     rng = np.random.default_rng(args.seed)
     report = {}
     for variant, buffer in variant_buffers(args.run_dir, cfg):

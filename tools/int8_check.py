@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from tools.batch_norm_check import variant_buffers  # noqa: E402
+from tools.batch_norm_check import load_run, variant_buffers  # noqa: E402
 
 
 BATCHES = (1, 16, 64)
@@ -78,20 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from alphagomoku.nn.inference_backend import onnx_problem
-    from alphagomoku.nn.io import CheckpointError, load_model
     from alphagomoku.train.augment import make_batch
-    from alphagomoku.train.config import TrainConfig
 
     torch.set_num_threads(1)
     if onnx_problem():
         p.error(onnx_problem())
-    if not (args.run_dir / "config.json").is_file():
-        p.error(f"no run at {args.run_dir} (no config.json)")
-    try:
-        model = load_model(args.weights, device="cpu").eval()
-    except CheckpointError as e:
-        p.error(str(e))
-    cfg = TrainConfig.from_file(args.run_dir / "config.json")
+    model, cfg = load_run(p, args.run_dir, args.weights)
     rng = np.random.default_rng(args.seed)
     report = {}
     for variant, buffer in variant_buffers(args.run_dir, cfg):
