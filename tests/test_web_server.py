@@ -5,6 +5,7 @@ twenty connections searching at once, and a search freed within a second of its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -356,48 +357,66 @@ async def _new_game(ws, moves: str) -> None:
                               "moves": moves}))
 
 
+async def _analyse(ws, simulations: int) -> dict:
+    """Ask a page's server for an analysis and wait for its final snapshot."""
+    start = time.monotonic()
+    await ws.send(json.dumps({"type": "analyse", "simulations": simulations}))
+    final = await _until(ws, "analysis", lambda m: not m["live"])
+    return {"seconds": time.monotonic() - start, "visits": final["visits"]}
+
+
 async def _page(url: str, moves: str, simulations: int) -> dict:
     import websockets
 
     async with websockets.connect(url, open_timeout=30) as ws:
         await _new_game(ws, moves)
         await _until(ws, "state", lambda m: m["position"] == moves)
-        start = time.monotonic()
-        await ws.send(json.dumps({"type": "analyse", "simulations": simulations}))
-        final = await _until(ws, "analysis", lambda m: not m["live"])
-        return {"seconds": time.monotonic() - start, "visits": final["visits"]}
+        return await _analyse(ws, simulations)
 
 
 def test_twenty_connections_searching_at_once(catalog):
+    import httpx
+    import websockets
+
     with LiveServer(create_app(catalog)) as server:
         url = f"ws://127.0.0.1:{server.port}/ws"
         # Every page builds its own player first: warm the kernels with one page.
         asyncio.run(_page(url, "e5", 16))
         openings = ["e5", "e5d4", "d5", "c3", "e5f6"]
 
-        import httpx
-
         async def all_pages():
-            pages = asyncio.gather(*[_page(url, openings[i % 5], 64) for i in range(20)])
-            # Meanwhile the server must keep answering other requests promptly.
-            waits = []
-            async with httpx.AsyncClient() as http:
-                while not pages.done():
+            async with contextlib.AsyncExitStack() as pages, httpx.AsyncClient() as http:
+                # Twenty pages open with their games set up, and this client connected, before
+                # the clock starts: what is measured is the server while twenty searches run,
+                # not its twenty handshakes (nor this process's, which shares its cores).
+                (await http.get(f"{server.url}/status", timeout=10)).raise_for_status()
+                sockets = [await pages.enter_async_context(websockets.connect(url, open_timeout=30))
+                           for _ in range(20)]
+                for i, ws in enumerate(sockets):
+                    await _new_game(ws, openings[i % 5])
+                for i, ws in enumerate(sockets):
+                    await _until(ws, "state", lambda m, i=i: m["position"] == openings[i % 5])
+                start = time.monotonic()
+                searches = asyncio.gather(*[_analyse(ws, 512) for ws in sockets])
+                # Meanwhile the server must keep answering other requests promptly.
+                waits = []
+                while not searches.done():
                     t0 = time.monotonic()
                     (await http.get(f"{server.url}/status", timeout=10)).raise_for_status()
                     waits.append(time.monotonic() - t0)
                     await asyncio.sleep(0.05)
-            return await asyncio.wait_for(pages, timeout=240), waits
+                results = await asyncio.wait_for(searches, timeout=240)
+                return results, waits, time.monotonic() - start
 
-        start = time.monotonic()
-        results, waits = asyncio.run(all_pages())
-        wall = time.monotonic() - start
-        assert all(r["visits"] >= 64 for r in results)
+        results, waits, wall = asyncio.run(all_pages())
+        assert all(r["visits"] >= 512 for r in results)
         status = httpx.get(f"{server.url}/status").json()
-        print(f"20 connections x 64 simulations: {wall:.1f} s wall, slowest page "
+        print(f"20 connections x 512 simulations: {wall:.1f} s wall, slowest page "
               f"{max(r['seconds'] for r in results):.1f} s; /status answered {len(waits)} "
               f"times meanwhile, slowest in {max(waits, default=0):.3f} s")
-        assert waits and max(waits) < 2.0
+        # Searches that ran on the event loop, or crowded it out of the GIL, would hold a
+        # request up for seconds, more the longer they ran; they take turns beside it.
+        assert len(waits) >= 3 and max(waits) < min(1.0, wall / 3), waits
         assert status["searches"] == 0
 
 

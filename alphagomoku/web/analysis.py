@@ -169,11 +169,13 @@ def solver_view(position: Position, stop: threading.Event | None = None,
 
 def analyse(position: Position, evaluator, base_config, simulations: int,
             stop: threading.Event, emit: Callable[[dict], None], seed: int = 0,
-            clock: Callable[[], float] = time.monotonic) -> dict:
+            clock: Callable[[], float] = time.monotonic,
+            between_batches: Callable[[], None] | None = None) -> dict:
     """Search ``position`` for ``simulations`` simulations (fewer if ``stop`` is set or the
     search can go no further), calling ``emit`` with a live snapshot every SNAPSHOT_S, and
     return the final one. ``evaluator`` None searches with uniform priors (no network for this
-    board): the snapshot then has no policy or value head."""
+    board): the snapshot then has no policy or value head. ``between_batches`` is called after
+    each batch (the server's searches take turns there)."""
     if position.is_over:
         raise ValueError("the game is over: there is nothing to analyse")
     have_net = evaluator is not None
@@ -199,6 +201,8 @@ def analyse(position: Position, evaluator, base_config, simulations: int,
             forest.apply(priors, values)
         if forest.root_visits(0) == before:
             break  # solved, or no room to grow
+        if between_batches is not None:
+            between_batches()
         now = clock()
         if now - last >= SNAPSHOT_S:
             last = now

@@ -19,9 +19,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from alphagomoku.device import cpu_count
 from alphagomoku.web.messages import MessageError, parse_message
 from alphagomoku.web.models import Catalog
 from alphagomoku.web.session import Counters, Session
+from alphagomoku.web.turns import Turns
 
 log = logging.getLogger("alphagomoku.web")
 
@@ -34,7 +36,10 @@ MAX_QUEUED = 1000
 def create_app(catalog: Catalog | None = None, run_dir: str | Path | None = None) -> Starlette:
     catalog = catalog if catalog is not None else Catalog.build()
     run_dir = Path(run_dir) if run_dir is not None else None
+    # Read now, not on the event loop when the first page connects.
+    catalog.start_size
     counters = Counters()
+    turns = Turns(cpu_count())
     ids = itertools.count(1)
 
     async def index(request):
@@ -63,7 +68,7 @@ def create_app(catalog: Catalog | None = None, run_dir: str | Path | None = None
                 message = await queue.get()
                 await websocket.send_json(message)
 
-        session = Session(catalog, send, counters, run_dir, name)
+        session = Session(catalog, send, counters, turns, run_dir, name)
         counters.add("connections", 1)
         log.info("%s connected", name)
         pump = asyncio.create_task(writer())

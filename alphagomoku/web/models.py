@@ -18,6 +18,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from alphagomoku.eval.players import (
     BoardFallbackPlayer,
@@ -187,21 +188,25 @@ class StoppablePureMCTS(PureMCTSPlayer):
     step. Always searched in timed steps (see UNTIMED_PURE_S)."""
 
     stop: threading.Event | None = None
+    on_step: Callable[[], None] | None = None  # called after each step
 
     def _tree(self, game, capacity):
         from alphagomoku.web.analysis import SearchStopped
 
         tree = super()._tree(game, capacity)
-        stop = self.stop
+        player = self
 
         class Checked:
             playouts = tree.playouts
             game = tree.game
 
             def search(self, *args, **kwargs):
-                if stop is not None and stop.is_set():
+                if player.stop is not None and player.stop.is_set():
                     raise SearchStopped()
-                return tree.search(*args, **kwargs)
+                out = tree.search(*args, **kwargs)
+                if player.on_step is not None:
+                    player.on_step()
+                return out
 
         return Checked()
 
@@ -272,6 +277,7 @@ class WebPlayer:
         from alphagomoku.web.analysis import StoppableEvaluator
 
         self.pure.stop = stop
+        self.pure.on_step = on_batch
         budget = seconds
         if self.uses_network:
             net = self.network

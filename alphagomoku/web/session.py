@@ -1,7 +1,8 @@
 """One connection's game: its moves, who sits at each colour, and the one search it may run.
 
 Messages are handled on the event loop; anything that searches (a model's move, an analysis,
-a review, a comparison) runs in the session's own worker thread, one at a time. A new request
+a review, a comparison) runs in the session's own worker thread, one at a time, taking turns
+with the other pages' searches (:mod:`alphagomoku.web.turns`). A new request
 stops the running search first (its stop flag is seen at the next evaluator batch or
 pure-MCTS step), and closing the session stops it too, so a page that goes away leaves nothing
 running. ``send`` must be safe to call from the worker thread.
@@ -24,6 +25,7 @@ from alphagomoku.web.analysis import SNAPSHOT_S, SearchStopped, analyse, search_
 from alphagomoku.web.messages import MessageError
 from alphagomoku.web.models import Catalog, WebPlayer
 from alphagomoku.web.notation import NotationError, parse_moves
+from alphagomoku.web.turns import Turns
 
 log = logging.getLogger("alphagomoku.web")
 
@@ -53,10 +55,11 @@ class Counters:
 
 class Session:
     def __init__(self, catalog: Catalog, send: Callable[[dict], None], counters: Counters,
-                 run_dir: Path | None = None, name: str = "client"):
+                 turns: Turns, run_dir: Path | None = None, name: str = "client"):
         self.catalog = catalog
         self.send = send
         self.counters = counters
+        self.turns = turns
         self.run_dir = run_dir
         self.name = name
         self.game = GameConfig(catalog.start_size)
@@ -336,7 +339,8 @@ class Session:
         def counted():
             self.counters.add("searches", 1)
             try:
-                return fn(*args)
+                with self.turns.held():
+                    return fn(*args)
             finally:
                 self.counters.add("searches", -1)
 
@@ -406,6 +410,7 @@ class Session:
             last = [time.monotonic()]
 
             def on_batch():
+                self.turns.pass_on()
                 now = time.monotonic()
                 if now - last[0] < SNAPSHOT_S:
                     return
@@ -452,7 +457,7 @@ class Session:
         def run():
             player = self._player(model)
             result = analyse(position, player.evaluator(), player.search_config(), simulations,
-                             stop, emit, seed=ply)
+                             stop, emit, seed=ply, between_batches=self.turns.pass_on)
             return result
 
         result = await self._in_thread(run)
@@ -476,7 +481,7 @@ class Session:
             def run(p=p):
                 player = self._player(model)
                 return analyse(p, player.evaluator(), player.search_config(), simulations,
-                               stop, lambda _: None, seed=ply)
+                               stop, lambda _: None, seed=ply, between_batches=self.turns.pass_on)
 
             result = await self._in_thread(run)
             if generation != self.generation:
@@ -493,7 +498,8 @@ class Session:
             def run(model=model):
                 player = self._player(model)
                 result = analyse(position, player.evaluator(), player.search_config(),
-                                 simulations, stop, lambda _: None, seed=len(position.moves))
+                                 simulations, stop, lambda _: None, seed=len(position.moves),
+                                 between_batches=self.turns.pass_on)
                 return {"model": model, "player": player.supports(), **result}
 
             results.append(await self._in_thread(run))
