@@ -25,7 +25,7 @@ from alphagomoku.nn import onnx_evaluator
 needs_onnx = pytest.mark.skipif(bool(nb.onnx_problem()), reason=nb.onnx_problem() or "installed")
 
 # The big presets on a small board: the same layers, a fraction of the time.
-BOARD = {"tiny": 15, "small": 15, "medium": 9, "large": 7}
+BOARD = {"tiny": 15, "compact": 15, "small": 15, "medium": 9, "large": 7}
 
 
 def batch(config, n, rng):
@@ -58,7 +58,7 @@ def test_onnx_matches_torch_for_every_preset_and_batch_size(preset, rng):
     onnx_ev = onnx_evaluator.OnnxEvaluator(model)
     torch_ev = Evaluator(model, "cpu")
     # One session, the batch size changing between calls (fewer calls for the slow presets).
-    for n in (1, 5, 16) if preset in ("tiny", "small") else (1, 4):
+    for n in (1, 5, 16) if preset in ("tiny", "compact", "small") else (1, 4):
         planes, legal = batch(model.config, n, rng)
         legal[0] = False  # a row with no legal point: zeros, not NaN
         p_onnx, v_onnx = onnx_ev(planes, legal)

@@ -54,7 +54,7 @@ def test_bad_configs_are_rejected_with_the_field_named(kwargs, words):
 
 
 def test_unknown_preset_lists_the_known_ones():
-    with pytest.raises(ValueError, match="unknown model preset 'huge'.*tiny, small, medium, large"):
+    with pytest.raises(ValueError, match="unknown model preset 'huge'.*tiny, compact, small, medium, large"):
         ModelConfig.preset("huge")
 
 

@@ -22,6 +22,7 @@ VALUE_CHANNELS = 1
 # name -> (blocks, channels, value_hidden). Named blocks x channels, as KataGo's b6c96.
 PRESETS: dict[str, tuple[int, int, int]] = {
     "tiny": (2, 32, 32),      # CI and smoke tests: an epoch in seconds on a CPU
+    "compact": (4, 48, 48),   # hours of training on a few CPU cores
     "small": (6, 64, 64),     # a laptop CPU or Apple MPS
     "medium": (10, 128, 128),  # one consumer GPU (Colab T4)
     "large": (15, 192, 256),  # a data-centre GPU

@@ -22,7 +22,7 @@ from alphagomoku.train.config import ConfigError, TrainConfig
 
 _HELP = {
     "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
-    "model_preset": "network size: tiny (CI), small, medium, large",
+    "model_preset": "network size: tiny (CI), compact, small, medium, large",
     "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
                   "(KataGo's: global pooling, convolutional policy head, plays every board size "
                   "and reads the rule)",

@@ -18,7 +18,7 @@ from alphagomoku.nn.inference_backend import (  # imports no torch
     AMP_MODES, INFERENCE_BACKENDS, ONNX_PRECISIONS)
 from alphagomoku.train.variants import Variant, run_variants
 
-MODEL_PRESETS = ("tiny", "small", "medium", "large")
+MODEL_PRESETS = ("tiny", "compact", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
 # Settings that define what is being learned: a resumed run must keep them.
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
