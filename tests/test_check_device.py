@@ -23,7 +23,7 @@ def test_cpu_run_passes_and_names_the_cpu_and_the_worker_check():
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert f"CPU: {dev.cpu_name()}" in text
-    for preset in ("tiny", "small", "medium", "large"):
+    for preset in ("tiny", "compact", "small", "medium", "large"):
         assert f"OK    forward {preset}" in text
     assert "OK    worker: a spawned worker process" in text and "sees cpu" in text
     assert "recommended for self-play: device cpu" in text

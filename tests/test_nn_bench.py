@@ -15,7 +15,7 @@ def parse(*argv):
 
 def test_defaults_cover_every_preset_and_the_issue_batch_sizes():
     args = parse()
-    assert args.presets == ["tiny", "small", "medium", "large"]
+    assert args.presets == ["tiny", "compact", "small", "medium", "large"]
     assert args.batch_sizes == [1, 16, 64, 256] and args.board_size == 15
     assert args.device == "auto" and args.threads == "1,all"
     assert args.backends == ["torch", "onnx"]

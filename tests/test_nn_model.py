@@ -22,8 +22,9 @@ def _randomise_batch_norm(model, seed=0):
 
 # -- config -------------------------------------------------------------------------------------
 def test_presets_grow_and_default_to_a_square_15x15_board():
-    sizes = [ModelConfig.preset(name).num_parameters() for name in ("tiny", "small", "medium", "large")]
-    assert sizes == sorted(sizes) and len(set(sizes)) == 4
+    sizes = [ModelConfig.preset(name).num_parameters() for name in PRESETS]
+    assert list(PRESETS) == ["tiny", "compact", "small", "medium", "large"]
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(PRESETS)
     cfg = ModelConfig.preset("small")
     assert (cfg.width, cfg.height, cfg.num_planes) == (15, 15, NUM_PLANES)
     assert (cfg.blocks, cfg.channels) == PRESETS["small"][:2]
