@@ -153,12 +153,16 @@ class Distiller:
     def _teaches(self, game: GameConfig) -> bool:
         return self.teacher.config.plays(game.width, game.height)
 
+    def _own_batch(self, game: GameConfig, buffer: ReplayBuffer, indices: np.ndarray,
+                   symmetries: np.ndarray | None):
+        """The student's planes and the buffer's own targets, as the trainer makes them."""
+        return make_batch(buffer, indices, None, game, self.cfg.value_q_weight,
+                          self.student.config.vcf_plane_budget, self.student.config.rule_planes,
+                          symmetries=symmetries)
+
     def _batch(self, game: GameConfig, buffer: ReplayBuffer, indices: np.ndarray,
                symmetries: np.ndarray | None) -> list[torch.Tensor]:
-        batch = make_batch(buffer, indices, None, game, self.cfg.value_q_weight,
-                           self.student.config.vcf_plane_budget, self.student.config.rule_planes,
-                           symmetries=symmetries)
-        tensors = [torch.from_numpy(a) for a in batch]
+        tensors = [torch.from_numpy(a) for a in self._own_batch(game, buffer, indices, symmetries)]
         if self._teaches(game):
             share = self.cfg.teacher_share
             policy, value = teacher_targets(self.teacher, tensors[0])
@@ -184,7 +188,7 @@ class Distiller:
                 if cut == len(buffer) or not self._teaches(game):
                     continue
                 indices = np.arange(cut, len(buffer))
-                planes = self._batch(game, buffer, indices, None)[0]
+                planes = torch.from_numpy(self._own_batch(game, buffer, indices, None).planes)
                 policy, value = teacher_targets(self.teacher, planes)
                 logits, student_value = self.student(planes)
                 logits = logits.float().masked_fill(~legal_mask(planes), float("-inf"))
