@@ -16,7 +16,8 @@ from alphagomoku.nn.io import load_model, save_model
 from alphagomoku.train.augment import make_batch
 from alphagomoku.train.buffer import ReplayBuffer
 from alphagomoku.train.checkpoint import starting_weights
-from alphagomoku.train.distill import DistillConfig, Distiller, legal_mask, teacher_targets
+from alphagomoku.train.distill import DistillConfig, Distiller
+from alphagomoku.train.teacher import legal_mask, teacher_targets
 from scripts import distill as distill_script
 from tests.test_train_parts import random_record
 

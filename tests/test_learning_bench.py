@@ -39,8 +39,8 @@ RUN_SPECIFIC = {"run_dir", "seed", "device", "inference_backend", "inference_amp
                 "dist_backend", "dist_timeout", "dist_control_timeout", "lr_scaling",
                 # Threads that make the same gradient batches (tests/test_train_prefetch.py).
                 "batch_threads",
-                # A fine-tune's starting weights; every recipe starts from random ones.
-                "init_weights"}
+                # A fine-tune's starting weights and teacher; every recipe learns from scratch.
+                "init_weights", "teacher", "teacher_share", "teacher_fade"}
 
 
 def script(name: str, args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:

@@ -64,6 +64,15 @@ _HELP = {
     "init_weights": "start from this model file's weights (a shipped model, a snapshot or a "
                     "checkpoint of the same network shape) instead of random ones: a new run "
                     "that goes on from another; the optimiser and the replay buffer start empty",
+    "teacher": "a model file whose policy and value make part of every training target on the "
+               "boards it plays (--teacher-share at the start, none once --teacher-fade of the "
+               "run is done): a network of another shape, such as one taught by "
+               "scripts/distill.py and started with --init-weights, keeps near its teacher "
+               "while self-play's targets take over",
+    "teacher_share": "with --teacher: its share of each policy and value target at the start "
+                     "(the rest from self-play's search and results)",
+    "teacher_fade": "with --teacher: the share of the run (of --time-budget-minutes, else of "
+                    "--epochs) after which the teacher's share has fallen linearly to none",
     "eval_cache": "network answers each self-play task keeps, so that a position its searches meet "
                   "again is not evaluated twice (0: off); about 4 x games at once x simulations "
                   "catches nearly all repeats",
@@ -82,7 +91,7 @@ _HELP = {
 _METAVAR = {"run_dir": "DIR", "device": "DEVICE", "inference_backend": "BACKEND",
             "inference_amp": "MODE", "train_amp": "MODE", "onnx_precision": "PRECISION", "rule": "RULE", "model_preset": "PRESET",
             "model_arch": "ARCH", "lr_schedule": "SCHEDULE", "gumbel_interior": "RULE",
-            "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS"}
+            "vcf_plane_budget": "NODES", "eval_cache": "POSITIONS", "teacher": "MODEL"}
 
 
 def build_parser() -> argparse.ArgumentParser:

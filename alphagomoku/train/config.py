@@ -108,6 +108,9 @@ class TrainConfig:
     run_dir: str = "runs/default"
     seed: int = 0
     init_weights: str = ""            # a model file whose weights the run starts from ('' = random)
+    teacher: str = ""                 # a model file whose play is part of the targets, fading ('' = none)
+    teacher_share: float = 0.5        # the teacher's share of each target at the start ...
+    teacher_fade: float = 0.5         # ... falling to none once this share of the run is done
     keep_checkpoints: int = 3
     eval_every: int = 0               # epochs between arena matches; 0 = never
     eval_games: int = 20              # games per match (even: each opening with both colours)
@@ -195,6 +198,10 @@ class TrainConfig:
              f"must be within (0, 1], got {self.lr_drop_factor}")
         need(0 <= self.ema_decay < 1, "ema_decay",
              f"must be from 0 (off) to below 1, got {self.ema_decay}")
+        need(0 <= self.teacher_share <= 1, "teacher_share",
+             f"must be from 0 to 1, got {self.teacher_share}")
+        need(0 < self.teacher_fade <= 1, "teacher_fade",
+             f"must be within (0, 1] (a share of the run), got {self.teacher_fade}")
         need(0 <= self.policy_surprise <= 1, "policy_surprise",
              f"must be from 0 (off) to 1, got {self.policy_surprise}")
         need(self.parallel_workers >= 0, "parallel_workers", "must be 0 (play in the main process) or more")

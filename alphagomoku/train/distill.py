@@ -31,11 +31,7 @@ from alphagomoku.progress import progress
 from alphagomoku.train.augment import draw_symmetries, make_batch
 from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.loss import AuxWeights, training_loss
-
-# The own-stones, opponent-stones and forbidden-point planes (alphagomoku.game.kernels): a
-# point is a legal move where all three are zero.
-_OCCUPIED_PLANES = (0, 1, 4)
-
+from alphagomoku.train.teacher import check_pair, legal_mask, mix_targets, teacher_targets
 
 @dataclass(frozen=True)
 class DistillConfig:
@@ -96,23 +92,6 @@ def run_buffers(run_dir: str | Path) -> list[tuple[GameConfig, ReplayBuffer]]:
     return out
 
 
-def legal_mask(planes: np.ndarray | torch.Tensor):
-    """(B, H*W) True where the side to move may play: empty and, under renju for black, not
-    forbidden (the planes of :func:`alphagomoku.game.kernels.encode_planes_into`)."""
-    occupied = sum(planes[:, k] for k in _OCCUPIED_PLANES)
-    return (occupied == 0).reshape(planes.shape[0], -1)
-
-
-@torch.no_grad()
-def teacher_targets(teacher: torch.nn.Module, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The teacher's policy (only on legal moves, summing to 1) and value on ``planes``: the
-    student's, whose rule planes come last, after the planes a teacher that does not read the
-    rule takes."""
-    logits, value = teacher(planes[:, :teacher.config.num_planes])
-    logits = logits.float().masked_fill(~legal_mask(planes), float("-inf"))
-    return F.softmax(logits, dim=1), value.float().reshape(-1)
-
-
 class Distiller:
     """Trains ``config.student`` on ``config.teacher``'s play; :meth:`run` does the steps."""
 
@@ -128,12 +107,7 @@ class Distiller:
         self.teacher = load_model(config.teacher).eval()
         self.student = load_model(config.student)
         t, s = self.teacher.config, self.student.config
-        if t.vcf_plane_budget != s.vcf_plane_budget:
-            raise ValueError(f"the teacher reads VCF planes at budget {t.vcf_plane_budget}, the "
-                             f"student at {s.vcf_plane_budget}: they must read the same inputs")
-        if t.rule_planes and not s.rule_planes:
-            raise ValueError("the teacher reads the rule and the student does not: a student "
-                             "must read every input its teacher does")
+        check_pair(t, s)
         self.buffers = []
         for game, buffer in run_buffers(config.positions):
             if not s.plays(game.width, game.height):
@@ -164,13 +138,7 @@ class Distiller:
                symmetries: np.ndarray | None) -> list[torch.Tensor]:
         tensors = [torch.from_numpy(a) for a in self._own_batch(game, buffer, indices, symmetries)]
         if self._teaches(game):
-            share = self.cfg.teacher_share
-            policy, value = teacher_targets(self.teacher, tensors[0])
-            total = tensors[1].sum(dim=1, keepdim=True)
-            # A position the search gave no policy target (a fast search) takes the teacher's.
-            own_policy = torch.where(total > 0, tensors[1] / total.clamp_min(1e-12), policy)
-            tensors[1] = share * policy + (1 - share) * own_policy
-            tensors[2] = share * value + (1 - share) * tensors[2]
+            tensors = mix_targets(self.teacher, tensors, self.cfg.teacher_share)
             tensors[3] = tensors[4].clone()   # so every position has a policy term
         return tensors
 

@@ -52,6 +52,7 @@ from alphagomoku.train.selfplay_epoch import (
 from alphagomoku.train.variants import VariantBuffers
 from alphagomoku.train.metrics import MetricsLog
 from alphagomoku.train.prefetch import BatchPrefetch, batch_threads
+from alphagomoku.train.teacher import FadingTeacher
 from alphagomoku.train.plot import ProgressPlot
 
 
@@ -81,6 +82,7 @@ class Trainer:
         self.model = PolicyValueNet(self.model_config).to(
             self.device.device, memory_format=training_memory_format(self.device.kind))
         self.average = WeightAverage(self.model, cfg.ema_decay) if cfg.ema_decay else None
+        self.teacher, self.teacher_share = FadingTeacher.of_run(cfg, self.model_config), 0.0
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self._base_lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.variants = cfg.variants
@@ -122,13 +124,15 @@ class Trainer:
         # --lr is the rate of one rank's batch; several ranks train on a batch that many times larger.
         return self.cfg.lr * distributed.lr_factor(self.cfg.lr_scaling, self.dist.world_size)
 
-    def _lr_factor(self, epoch: int) -> float:
-        done = min(epoch, self.cfg.epochs) / self.cfg.epochs
+    def _done(self, epoch: int) -> float:
+        """The share of the run done: of the time budget (the run ends on time), else of the epochs."""
         clock = getattr(self, "clock", None)  # the scheduler asks once before __init__ sets it
         if self.cfg.time_budget_minutes > 0 and clock is not None:
-            # A budgeted run ends on time, not at cfg.epochs: the cosine and the drop follow the
-            # budget.
-            done = min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
+            return min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
+        return min(epoch, self.cfg.epochs) / self.cfg.epochs
+
+    def _lr_factor(self, epoch: int) -> float:
+        done = self._done(epoch)
         share = self.cfg.lr_drop_share
         drop = self.cfg.lr_drop_factor if share > 0 and done >= 1.0 - share else 1.0
         if self.cfg.lr_schedule == "constant":
@@ -440,6 +444,8 @@ class Trainer:
         cfg = self.cfg
         row["buffer_positions"] = len(self.buffers)
         row["lr"] = self.optimizer.param_groups[0]["lr"]
+        if self.teacher is not None:
+            self.teacher_share = row["teacher_share"] = self.teacher.share_at(self._done(self.epoch))
         ready = len(self.buffers) >= cfg.min_buffer_positions
         # Every rank trains on its own batch, so an epoch over N ranks needs N times fewer steps
         # for the same reuse. Rank 0 alone decides; no rank ever stops on its own count.
@@ -522,6 +528,8 @@ class Trainer:
                            self.cfg.vcf_plane_budget, self.model_config.rule_planes,
                            symmetries=symmetries)
         tensors = [torch.from_numpy(a) for a in batch]
+        if self.teacher is not None:
+            tensors = self.teacher.mix(tensors, game, self.teacher_share)
         if self.device.kind == "cuda":
             # Page-locked, so that the copy to the device is queued without blocking the step.
             tensors = [t.pin_memory() for t in tensors]

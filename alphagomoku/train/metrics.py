@@ -15,7 +15,7 @@ COLUMNS = (
     "samples_per_second",
     "loss", "value_loss", "policy_loss", "reply_loss", "soft_policy_loss", "short_value_loss",
     "future_loss", "l2",
-    "policy_entropy", "kl", "lr",
+    "policy_entropy", "kl", "lr", "teacher_share",
     "score_vs_best", "elo_vs_best", "promoted", "elo", "score_vs_baseline", "elo_vs_baseline",
 )
 
