@@ -22,8 +22,12 @@ if __name__ == "__main__":
         # Interrupted (SIGINT, SIGTERM): the checkpoint, the metrics and the message are written
         # and the workers stopped. Native threads (ONNX Runtime's, torch's) may still be alive,
         # and the interpreter's shutdown around them has aborted (exit -6, "PyThreadState_Get
-        # ... finalizing") instead of returning the signal's status; there is nothing left to
-        # clean up, so leave without it.
+        # ... finalizing") instead of returning the signal's status, so leave without it. Only
+        # multiprocessing's finalizers run first: they unlink the pool's semaphores, which the
+        # resource tracker would otherwise report as leaked after the interrupt's message.
+        from multiprocessing import util
+
+        util._run_finalizers(0)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
