@@ -27,7 +27,9 @@ if __name__ == "__main__":
         # resource tracker would otherwise report as leaked after the interrupt's message.
         from multiprocessing import util
 
-        util._run_finalizers(0)
+        run_finalizers = getattr(util, "_run_finalizers", None)  # private: absent, skip it
+        if run_finalizers is not None:
+            run_finalizers(0)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
