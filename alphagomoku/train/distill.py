@@ -33,6 +33,7 @@ from alphagomoku.train.buffer import BufferFileError, ReplayBuffer
 from alphagomoku.train.loss import AuxWeights, training_loss
 from alphagomoku.train.teacher import check_pair, legal_mask, mix_targets, teacher_targets
 
+
 @dataclass(frozen=True)
 class DistillConfig:
     teacher: str                 # model file whose play is learnt
