@@ -29,8 +29,8 @@ DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 # The same network as an ONNX file (nn/onnx_file.py), for the engine: it runs without torch.
 DEFAULT_ONNX = DEFAULT_MODEL.with_suffix(".onnx")
 # A second network, for every board and rule: the kata-all-rules recipe, taught the default's
-# play, then deeper self-play. It plays 20x20 where the default cannot, and the default about
-# even on 15x15 (docs/benchmarks.md).
+# play, then deeper self-play. It plays 20x20 where the default cannot, and beats the default on
+# 15x15 under every rule (docs/benchmarks.md).
 ALL_RULES_MODEL = DEFAULT_MODEL.with_name("all-rules.pt")
 # Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
 # the usual move times the budget, not this number, decides), and a tree of a few hundred MB at

@@ -125,8 +125,8 @@ class Catalog:
             all_rules = shipped_all_rules_path()
             if all_rules is not None:
                 entries.append(ModelEntry("all-rules", all_rules,
-                                          "every board and rule; about even with the shipped "
-                                          "model on 15x15"))
+                                          "every board and rule; ahead of the shipped model "
+                                          "on 15x15"))
         return cls(entries)
 
     @property
