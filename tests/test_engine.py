@@ -251,7 +251,7 @@ def test_eval_cache_flag_sizes_the_network_players_cache(flags, size):
     player, _ = player_factory(build_parser().parse_args(["--no-tactics", *flags]))()
     expected = PLAYER_EVAL_CACHE if size is None else size
     assert player.primary.eval_cache == expected
-    assert player.fallback.primary.eval_cache == expected  # the all-rules network's too
+    assert not hasattr(player.fallback, "eval_cache")  # beyond the network's boards: pure MCTS
     assert f"default {PLAYER_EVAL_CACHE}" in " ".join(build_parser().format_help().split())
 
 

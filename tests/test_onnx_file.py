@@ -71,8 +71,8 @@ def test_a_network_player_plays_an_onnx_file_on_the_cpu_only(written):
             NetworkPlayer(path, **kwargs)
 
 
-def test_the_engine_plays_the_shipped_models_without_importing_torch():
-    """15x15 with the default network, 20x20 with the all-rules one: both from ONNX files."""
+def test_the_engine_plays_the_shipped_network_without_importing_torch():
+    """15x15 and 20x20 with the all-rules network, from its ONNX file."""
     code = """
 import sys
 from alphagomoku.engine.__main__ import build_parser, player_factory
@@ -92,7 +92,8 @@ print("torch" in sys.modules)
     assert out.returncode == 0, out.stderr[-2000:]
     said, torch_loaded = out.stdout.strip().splitlines()[-2:]
     assert "network on ONNX Runtime (cpu, fp32)" in said
-    assert 0 < said.index("default.onnx") < said.index("all-rules.onnx")  # 15x15, then 20x20
+    assert "the shipped all-rules network plays every board from 5x5 to 22x22" in said
+    assert said.count("all-rules.onnx") == 2 and "default" not in said  # 15x15, then 20x20
     assert torch_loaded == "False"
 
 

@@ -81,31 +81,17 @@ def shipped_file(weights: Path, args) -> Path:
     return weights
 
 
-def default_network(args) -> Path:
-    """The shipped model's file the engine loads (:func:`shipped_file`)."""
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+def default_network(args) -> Path | None:
+    """The shipped network the engine loads without ``--checkpoint`` (:func:`shipped_file`): the
+    all-rules one, which plays every board it knows under the manager's rule and beats the
+    15x15 default on 15x15 under every rule (docs/benchmarks.md); the default where the package
+    lacks it; None where it has neither."""
+    from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
 
-    return shipped_file(DEFAULT_MODEL, args)
-
-
-def _other_boards(args):
-    """``(player, words)`` for the boards the shipped model does not play: the all-rules
-    network on every board it plays, under the manager's rule, and pure MCTS beyond them."""
-    from alphagomoku.eval.players import BoardFallbackPlayer
-    from alphagomoku.eval.specs import ALL_RULES_MODEL, FALLBACK_PLAYOUTS, make_player
-
-    pure = make_player(f"pure:{FALLBACK_PLAYOUTS}", seed=args.seed)
-    if not ALL_RULES_MODEL.is_file():
-        return pure, "pure MCTS plays any other board size"
-    spec = f"net:{shipped_file(ALL_RULES_MODEL, args)}"
-    if args.simulations:
-        spec = f"{spec}:{args.simulations}"
-    network = make_player(spec, seed=args.seed, device=args.device,
-                          backend=args.inference_backend, threads=args.threads,
-                          precision=args.onnx_precision)
-    return BoardFallbackPlayer(network, pure), (
-        f"the all-rules network plays the others ({network.model.config.boards_played}) under "
-        "the rule the manager sets, pure MCTS any board beyond")
+    for weights in (ALL_RULES_MODEL, DEFAULT_MODEL):
+        if weights.is_file():
+            return shipped_file(weights, args)
+    return None
 
 
 def _networks(player) -> list:
@@ -122,31 +108,34 @@ def player_factory(args):
 
     def make():
         from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
-        from alphagomoku.eval.specs import DEFAULT_MODEL, DEFAULT_ONNX, FALLBACK_PLAYOUTS, make_player
+        from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
 
         notes = []
+        shipped = None if args.player or args.checkpoint else default_network(args)
         if args.player:
             spec = args.player
         elif args.checkpoint:
             spec = f"net:{args.checkpoint}"
-        elif DEFAULT_MODEL.is_file():
-            spec = f"net:{default_network(args)}"
+        elif shipped is not None:
+            spec = f"net:{shipped}"
         else:
             spec = f"pure:{FALLBACK_PLAYOUTS}"
-            notes.append(f"no --checkpoint and no model shipped at {DEFAULT_MODEL}: playing pure "
-                         "MCTS (random playouts, no network)")
+            notes.append(f"no --checkpoint and no model shipped at {DEFAULT_MODEL.parent}: "
+                         "playing pure MCTS (random playouts, no network)")
         if spec.startswith("net:") and args.simulations:
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device,
                              backend=args.inference_backend, threads=args.threads,
                              precision=args.onnx_precision)
         cfg = getattr(getattr(player, "model", None), "config", None)
-        if spec.startswith((f"net:{DEFAULT_MODEL}", f"net:{DEFAULT_ONNX}")) and not cfg.any_board:
-            # A model with dense heads knows one board size; the others get the all-rules
-            # network or pure MCTS, never an ERROR.
-            other, words = _other_boards(args)
-            player = BoardFallbackPlayer(player, other)
-            notes.append(f"the shipped model plays {cfg.width}x{cfg.height}; {words}")
+        if shipped is not None:
+            # Every board the shipped network does not know gets pure MCTS, never an ERROR.
+            player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}",
+                                                             seed=args.seed))
+            notes.append(f"the shipped {'all-rules network' if cfg.any_board else 'model'} plays "
+                         f"{cfg.boards_played}"
+                         + (", under the rule the manager sets" if cfg.rule_planes else "")
+                         + "; pure MCTS any board beyond")
         elif cfg is not None and cfg.any_board:
             notes.append(f"the network plays {cfg.boards_played}"
                          + (", under the rule the manager sets" if cfg.rule_planes else ""))

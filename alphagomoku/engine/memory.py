@@ -1,7 +1,7 @@
 """What ``INFO max_memory`` leaves the searches.
 
 Most of the engine's memory is spent before its first search: Python, torch, ONNX Runtime,
-the compiled kernels and the network, about 420 MB on 15x15 with the shipped model. What a
+the compiled kernels and the network: about 200 MB on ONNX Runtime, 360 MB with torch. What a
 game adds, the search trees and the cache of network answers, is what the engine can size, so
 it gives them the limit less what the process holds once its player is ready, less a margin.
 """
