@@ -11,14 +11,13 @@ undo, hint, quit, help.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import sys
 
 from alphagomoku.eval.human import HumanGame
 from alphagomoku.eval.players import TacticalPlayer
-from alphagomoku.eval.specs import (DEFAULT_ONNX, SPEC_FORMS, PlayerSpecError, default_spec, make_player,
-                                    parse_player_spec)
+from alphagomoku.eval.specs import (FALLBACK_PLAYOUTS, SPEC_FORMS, PlayerSpecError, make_player,
+                                    parse_player_spec, runnable_onnx, shipped_network)
 from alphagomoku.game import BLACK, WHITE, GameConfig
 from alphagomoku.game.constants import RULE_NAMES
 from alphagomoku.records import write_psq
@@ -29,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--checkpoint", metavar="PATH", help="model weights file to play against")
     src.add_argument("--opponent", metavar="SPEC",
-                     help=f"any player spec instead ({SPEC_FORMS}); default: the shipped model, "
-                          "else pure MCTS")
+                     help=f"any player spec instead ({SPEC_FORMS}); default: the shipped "
+                          "all-rules network, else pure MCTS")
     p.add_argument("--simulations", type=int, default=None, metavar="N",
                    help="MCTS simulations per move for the network (default: as the time allows)")
     p.add_argument("--time-per-move", type=float, default=3.0, metavar="SECONDS",
@@ -57,14 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.opponent:
         spec = args.opponent
     else:
-        spec = default_spec()
-        if spec.startswith("pure:"):
+        weights = shipped_network()  # the engine's: every board and rule
+        if weights is None:
+            spec = f"pure:{FALLBACK_PLAYOUTS}"
             print("No --checkpoint and no shipped model: playing pure MCTS.", file=sys.stderr)
-        elif (args.device in ("auto", "cpu") and DEFAULT_ONNX.is_file()
-              and importlib.util.find_spec("onnxruntime")):
-            # The shipped model's ONNX file, as the engine plays it: the same network without
+        else:
+            # Its ONNX file where it can run, as the engine plays it: the same network without
             # importing torch, which took most of the seconds before the board appeared.
-            spec = f"net:{DEFAULT_ONNX}"
+            onnx = runnable_onnx(weights) if args.device in ("auto", "cpu") else None
+            spec = f"net:{onnx or weights}" + (f":{args.simulations}" if args.simulations else "")
     try:
         parse_player_spec(spec)
     except PlayerSpecError as e:

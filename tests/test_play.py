@@ -119,6 +119,17 @@ def test_play_script_against_a_spec(tmp_path):
     assert len(read_psq(save).moves) == 2
 
 
+def test_play_script_plays_the_shipped_network_on_any_board_and_rule(tmp_path):
+    """Without --checkpoint or --opponent, the engine's network: 20x20 renju as well as 15x15."""
+    save = tmp_path / "game.psq"
+    r = run_script("play.py", "--board-size", "20", "--rule", "renju", "--simulations", "16",
+                   "--seed", "1", "--save", str(save), stdin="k10\nquit\n")
+    assert r.returncode == 0, r.stderr
+    assert "assets/all-rules." in r.stdout  # the ONNX file where onnxruntime runs, else .pt
+    assert ":16 plays white (O). 5 in a row wins (renju)" in r.stdout
+    assert len(read_psq(save).moves) == 2  # the person's move and the network's reply
+
+
 def test_play_script_rejects_bad_arguments():
     r = run_script("play.py", "--opponent", "magic:3")
     assert r.returncode == 2 and "unknown player spec 'magic:3'" in r.stderr

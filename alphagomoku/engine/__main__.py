@@ -82,16 +82,13 @@ def shipped_file(weights: Path, args) -> Path:
 
 
 def default_network(args) -> Path | None:
-    """The shipped network the engine loads without ``--checkpoint`` (:func:`shipped_file`): the
-    all-rules one, which plays every board it knows under the manager's rule and beats the
-    15x15 default on 15x15 under every rule (docs/benchmarks.md); the default where the package
-    lacks it; None where it has neither."""
-    from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
+    """The file of the shipped network the engine loads without ``--checkpoint``
+    (:func:`alphagomoku.eval.specs.shipped_network`, through :func:`shipped_file`); None when
+    the package ships none."""
+    from alphagomoku.eval.specs import shipped_network
 
-    for weights in (ALL_RULES_MODEL, DEFAULT_MODEL):
-        if weights.is_file():
-            return shipped_file(weights, args)
-    return None
+    weights = shipped_network()
+    return None if weights is None else shipped_file(weights, args)
 
 
 def _networks(player) -> list:

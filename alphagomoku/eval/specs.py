@@ -74,6 +74,13 @@ def _count(spec: str, value: str) -> int:
     return n
 
 
+def shipped_network() -> Path | None:
+    """The shipped network that plays people and engines: the all-rules one, which plays every
+    board from 5x5 to 22x22 under every rule and beats the 15x15 default on 15x15 under each
+    (docs/benchmarks.md); the 15x15 default where the package lacks it; None without either."""
+    return next((w for w in (ALL_RULES_MODEL, DEFAULT_MODEL) if w.is_file()), None)
+
+
 def default_spec() -> str:
     """``net:<shipped model>`` when the package ships one, else pure MCTS."""
     if DEFAULT_MODEL.is_file():
