@@ -489,7 +489,7 @@ def test_without_a_model_the_page_offers_the_shipped_networks_and_all_rules_play
     from alphagomoku.web.models import WebPlayer
 
     catalog = Catalog.build()
-    assert list(catalog.entries) == ["shipped", "all-rules"]
+    assert list(catalog.entries) == ["all-rules", "15x15"]  # the engine's network first
     entry = catalog.entries["all-rules"]
     player = WebPlayer(entry, source=catalog.runnable(entry))
     player.prepare(GameConfig(width=20, height=20, rule="renju"))

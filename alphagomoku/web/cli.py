@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A web page to play the model and see what it thinks (needs the [web] extra).")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", metavar="PATH",
-                     help="weights file to play (.pt or .onnx; default: the shipped model)")
+                     help="weights file to play (.pt or .onnx; default: the shipped networks)")
     src.add_argument("--run-dir", metavar="DIR",
                      help="a training run: play and compare its networks, replay its games")
     p.add_argument("--host", default="127.0.0.1",

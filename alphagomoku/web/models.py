@@ -64,7 +64,7 @@ def shipped_path(weights: Path) -> Path | None:
 
 
 def default_model_path() -> Path | None:
-    """The shipped network (:func:`shipped_path`)."""
+    """The package's 15x15 network (:func:`shipped_path`)."""
     from alphagomoku.eval.specs import DEFAULT_MODEL
 
     return shipped_path(DEFAULT_MODEL)
@@ -119,14 +119,15 @@ class Catalog:
         if run_dir is not None:
             entries.extend(run_models(Path(run_dir)))
         if not entries:
-            shipped = default_model_path()
-            if shipped is not None:
-                entries.append(ModelEntry("shipped", shipped, "the model shipped with the package"))
+            # The engine's network first, so that a new page plays what pbrain-alphagomoku plays.
             all_rules = shipped_all_rules_path()
             if all_rules is not None:
                 entries.append(ModelEntry("all-rules", all_rules,
-                                          "every board and rule; ahead of the shipped model "
-                                          "on 15x15"))
+                                          "every board and rule; the engine's network"))
+            fifteen = default_model_path()
+            if fifteen is not None:
+                entries.append(ModelEntry("15x15", fifteen,
+                                          "the cpu-hour recipe's 15x15 freestyle network"))
         return cls(entries)
 
     @property
