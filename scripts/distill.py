@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Teach a network another network's play on a run's stored positions (distillation).
 
-The student keeps its own shape: for example the all-rules network learns the 15x15 default's
-policy and value on the 15x15 positions of an all-rules run, and keeps learning its own targets
-on the 20x20 ones. Self-play then goes on from the result:
+The student keeps its own shape: for example the all-rules network learns the 15x15 cpu-hour
+network's policy and value on the 15x15 positions of an all-rules run, and keeps learning its own
+targets on the 20x20 ones. Self-play then goes on from the result:
 
-    python scripts/distill.py --teacher alphagomoku/assets/default.pt \\
-        --student alphagomoku/assets/all-rules.pt --positions runs/all-rules --out runs/distilled.pt
+    python scripts/distill.py --teacher alphagomoku/assets/cpu-hour.pt \\
+        --student alphagomoku/assets/default.pt --positions runs/all-rules --out runs/distilled.pt
     python scripts/train.py --recipe kata-all-rules --init-weights runs/distilled.pt --run-dir runs/next
 """
 

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--checkpoint", metavar="PATH", help="model weights file to play against")
     src.add_argument("--opponent", metavar="SPEC",
                      help=f"any player spec instead ({SPEC_FORMS}); default: the shipped "
-                          "all-rules network, else pure MCTS")
+                          "network (every board and rule), else pure MCTS")
     p.add_argument("--simulations", type=int, default=None, metavar="N",
                    help="MCTS simulations per move for the network (default: as the time allows)")
     p.add_argument("--time-per-move", type=float, default=3.0, metavar="SECONDS",

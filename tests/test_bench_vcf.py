@@ -219,12 +219,12 @@ def test_balanced_openings_are_distinct_and_the_model_must_fit_the_board(tmp_pat
     import pytest
 
     from alphagomoku.eval.arena import balanced_openings
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL
     from alphagomoku.game import GameConfig, Position
 
-    openings = balanced_openings(str(DEFAULT_MODEL), GameConfig(width=15), 4, seed=1)
+    openings = balanced_openings(str(CPU_HOUR_MODEL), GameConfig(width=15), 4, seed=1)
     assert len(set(openings)) == 4
     for moves in openings:
         assert 2 <= len(moves) <= 6 and not Position.from_moves(moves, GameConfig(width=15)).is_over
     with pytest.raises(ValueError, match="plays 15x15 boards, not 9x9"):
-        balanced_openings(str(DEFAULT_MODEL), GameConfig(width=9), 2)
+        balanced_openings(str(CPU_HOUR_MODEL), GameConfig(width=9), 2)

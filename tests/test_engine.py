@@ -17,7 +17,6 @@ import time
 
 import pytest
 
-from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
 from alphagomoku.game import GameConfig, Position
 
 

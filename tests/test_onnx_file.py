@@ -59,6 +59,15 @@ def test_files_that_are_not_such_networks_are_refused_with_the_reason(written, t
         check_player_spec(f"net:{written[1]}", GameConfig(width=15))
 
 
+def test_the_shipped_networks_by_name_default_plays_any_board_and_cpu_hour_only_15x15():
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL, DEFAULT_MODEL
+
+    assert check_player_spec("default", GameConfig(width=20, rule="renju")).path == str(DEFAULT_MODEL)
+    assert check_player_spec("cpu-hour", GameConfig(width=15)).path == str(CPU_HOUR_MODEL)
+    with pytest.raises(PlayerSpecError, match="the network plays 15x15 boards; this game is 20x20"):
+        check_player_spec("cpu-hour", GameConfig(width=20))
+
+
 def test_a_network_player_plays_an_onnx_file_on_the_cpu_only(written):
     _, path = written
     player = NetworkPlayer(path, simulations=16)
@@ -72,7 +81,7 @@ def test_a_network_player_plays_an_onnx_file_on_the_cpu_only(written):
 
 
 def test_the_engine_plays_the_shipped_network_without_importing_torch():
-    """15x15 and 20x20 with the all-rules network, from its ONNX file."""
+    """15x15 and 20x20 with the shipped network, from its ONNX file."""
     code = """
 import sys
 from alphagomoku.engine.__main__ import build_parser, player_factory
@@ -92,8 +101,8 @@ print("torch" in sys.modules)
     assert out.returncode == 0, out.stderr[-2000:]
     said, torch_loaded = out.stdout.strip().splitlines()[-2:]
     assert "network on ONNX Runtime (cpu, fp32)" in said
-    assert "the shipped all-rules network plays every board from 5x5 to 22x22" in said
-    assert said.count("all-rules.onnx") == 2 and "default" not in said  # 15x15, then 20x20
+    assert "the shipped network plays every board from 5x5 to 22x22" in said
+    assert said.count("default.onnx") == 2 and "cpu-hour" not in said  # 15x15, then 20x20
     assert torch_loaded == "False"
 
 

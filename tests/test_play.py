@@ -125,7 +125,7 @@ def test_play_script_plays_the_shipped_network_on_any_board_and_rule(tmp_path):
     r = run_script("play.py", "--board-size", "20", "--rule", "renju", "--simulations", "16",
                    "--seed", "1", "--save", str(save), stdin="k10\nquit\n")
     assert r.returncode == 0, r.stderr
-    assert "assets/all-rules." in r.stdout  # the ONNX file where onnxruntime runs, else .pt
+    assert "assets/default." in r.stdout  # the ONNX file where onnxruntime runs, else .pt
     assert ":16 plays white (O). 5 in a row wins (renju)" in r.stdout
     assert len(read_psq(save).moves) == 2  # the person's move and the network's reply
 
@@ -140,7 +140,7 @@ def test_play_script_rejects_bad_arguments():
 
 
 def test_evaluate_script_plays_balanced_openings(tmp_path):
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL, DEFAULT_MODEL
 
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
                    "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL), "--out",
@@ -150,7 +150,7 @@ def test_evaluate_script_plays_balanced_openings(tmp_path):
               for line in f.read_text().splitlines() if line.startswith("opening:")}
     assert len(stones) == 1 and 2 <= stones.pop() <= 6  # one opening, played with each colour
     r = run_script("evaluate.py", "--player-a", "random", "--player-b", "random", "--games", "2",
-                   "--board-size", "9", "--workers", "0", "--balanced-openings", str(DEFAULT_MODEL))
+                   "--board-size", "9", "--workers", "0", "--balanced-openings", str(CPU_HOUR_MODEL))
     assert r.returncode == 1 and "plays 15x15 boards, not 9x9" in r.stderr
 
 

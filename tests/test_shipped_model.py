@@ -1,13 +1,13 @@
 """The shipped models (alphagomoku/assets) on probe positions: where the prior looks after a
-quiet opening, and three tactics a short search must get right. The default network on its
-15x15 freestyle board; the all-rules one on each Gomocup setting."""
+quiet opening, and three tactics a short search must get right. The shipped network on each
+Gomocup setting; the cpu-hour one on its 15x15 freestyle board."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from alphagomoku.eval.specs import ALL_RULES_MODEL, DEFAULT_MODEL
+from alphagomoku.eval.specs import CPU_HOUR_MODEL, DEFAULT_MODEL
 from alphagomoku.game import GameConfig, Position
 from alphagomoku.mcts import search, search_config
 from alphagomoku.nn import Evaluator
@@ -81,14 +81,14 @@ ANSWER_FOUR = """
 ANSWER_FOUR_MOVE = "k10"
 
 
-# (model, game) pairs: the default network on its board, the all-rules one on the four settings
-# Gomocup plays.
+# (model, game) pairs: the shipped network on the four settings Gomocup plays, the cpu-hour one
+# on its board.
 SETTINGS = [
     (DEFAULT_MODEL, GameConfig(width=15)),
-    (ALL_RULES_MODEL, GameConfig(width=15)),
-    (ALL_RULES_MODEL, GameConfig(width=20)),
-    (ALL_RULES_MODEL, GameConfig(width=15, rule="standard")),
-    (ALL_RULES_MODEL, GameConfig(width=15, rule="renju")),
+    (DEFAULT_MODEL, GameConfig(width=20)),
+    (DEFAULT_MODEL, GameConfig(width=15, rule="standard")),
+    (DEFAULT_MODEL, GameConfig(width=15, rule="renju")),
+    (CPU_HOUR_MODEL, GameConfig(width=15)),
 ]
 SETTING_IDS = [f"{m.stem}-{g.width}-{g.rule}" for m, g in SETTINGS]
 
@@ -144,7 +144,7 @@ def test_short_search_plays_the_tactic(model, game, picture, good):
     assert pos.name(result.best_move) in good, (pos.name(result.best_move), good)
 
 
-@pytest.mark.parametrize("model", [DEFAULT_MODEL, ALL_RULES_MODEL], ids=lambda m: m.stem)
+@pytest.mark.parametrize("model", [DEFAULT_MODEL, CPU_HOUR_MODEL], ids=lambda m: m.stem)
 def test_each_shipped_onnx_file_is_its_weights(model):
     """The engine plays the ONNX file (nn/onnx_file.py); it must be the weights exported, with
     their config. After new weights: python -m alphagomoku.nn.onnx_file

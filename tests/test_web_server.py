@@ -485,12 +485,12 @@ def test_the_command_refuses_a_missing_model(capsys, tmp_path):
     assert main(["--run-dir", str(tmp_path / "nope")]) == 2
 
 
-def test_without_a_model_the_page_offers_the_shipped_networks_and_all_rules_plays_20x20():
+def test_without_a_model_the_page_offers_the_shipped_networks_and_the_default_plays_20x20():
     from alphagomoku.web.models import WebPlayer
 
     catalog = Catalog.build()
-    assert list(catalog.entries) == ["all-rules", "15x15"]  # the engine's network first
-    entry = catalog.entries["all-rules"]
+    assert list(catalog.entries) == ["default", "cpu-hour"]  # the engine's network first
+    entry = catalog.entries["default"]
     player = WebPlayer(entry, source=catalog.runnable(entry))
     player.prepare(GameConfig(width=20, height=20, rule="renju"))
-    assert player.uses_network and player.supports() == "all-rules (network)"
+    assert player.uses_network and player.supports() == "default (network)"

@@ -31,7 +31,7 @@ OUT=${OUT:-runs/ablation/$RECIPE}
 if [ -z "${PY:-}" ]; then
     if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 fi
-BALANCE=${BALANCE:-alphagomoku/assets/default.pt}
+BALANCE=${BALANCE:-alphagomoku/assets/cpu-hour.pt}
 SNAPSHOT=snapshots/min_$(printf '%06.2f' "$MINUTES").pt
 mkdir -p "$OUT"
 

@@ -26,7 +26,9 @@ import numpy as np
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="weights file (default: the shipped model)")
+    p.add_argument("--model", default=None,
+                   help="weights file (default: the package's 15x15 cpu-hour network, whose shape "
+                        "the cpu-hour recipe's self-play expects)")
     p.add_argument("--recipe", default="cpu-hour", metavar="NAME",
                    help="self-play as this recipe runs it (default cpu-hour)")
     p.add_argument("--games", type=int, default=None,
@@ -46,7 +48,7 @@ def run(args) -> dict:
 
     from alphagomoku.bench import UsageError
     from alphagomoku.device import DeviceError, select_device
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL
     from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.selfplay_epoch import worker_spec
     from alphagomoku.train.recipes import recipe_path
@@ -58,7 +60,7 @@ def run(args) -> dict:
         raise UsageError("--games must be at least 1")
     if not args.time_per_move > 0:
         raise UsageError("--time-per-move must be a positive number of seconds")
-    path = str(args.model or DEFAULT_MODEL)
+    path = str(args.model or CPU_HOUR_MODEL)
     try:
         cfg = TrainConfig.from_file(recipe_path(args.recipe), device="cpu")
     except ConfigError as e:

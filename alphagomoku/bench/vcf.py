@@ -49,7 +49,7 @@ import numpy as np
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="weights file (default: the shipped model)")
+    p.add_argument("--model", default=None, help="weights file (default: the package's 15x15 cpu-hour network)")
     p.add_argument("--selfplay-games", type=int, default=8, help="games per self-play run")
     p.add_argument("--simulations", type=int, default=64, help="self-play simulations per move")
     p.add_argument("--leaf-budget", type=int, default=None,
@@ -317,12 +317,12 @@ def run(args) -> dict:
     from alphagomoku.eval.arena import (balanced_openings, distinct_openings, run_arena,
                                         screen_even_openings)
     from alphagomoku.game import BLACK, WHITE
-    from alphagomoku.eval.specs import DEFAULT_MODEL
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL
     from alphagomoku.game import GameConfig
     from alphagomoku.mcts import SearchConfig
     from alphagomoku.nn.io import load_model
 
-    path = args.model or str(DEFAULT_MODEL)
+    path = args.model or str(CPU_HOUR_MODEL)
     model = load_model(path, device="cpu").eval()
     size = model.config.width
     game = GameConfig(width=size, height=model.config.height)

@@ -129,8 +129,7 @@ def player_factory(args):
             # Every board the shipped network does not know gets pure MCTS, never an ERROR.
             player = BoardFallbackPlayer(player, make_player(f"pure:{FALLBACK_PLAYOUTS}",
                                                              seed=args.seed))
-            notes.append(f"the shipped {'all-rules network' if cfg.any_board else 'model'} plays "
-                         f"{cfg.boards_played}"
+            notes.append(f"the shipped network plays {cfg.boards_played}"
                          + (", under the rule the manager sets" if cfg.rule_planes else "")
                          + "; pure MCTS any board beyond")
         elif cfg is not None and cfg.any_board:

@@ -8,7 +8,8 @@ spec                              player
 ``uniform:N``                     PUCT search with N simulations and uniform priors
 ``net:PATH`` / ``net:PATH:N``     the network in PATH with MCTS (N simulations per move)
 ``engine:COMMAND``                a Gomocup engine started with COMMAND (shell-style words)
-``default``                       the model shipped with the package, or pure MCTS without one
+``default``                       the network shipped with the package, or pure MCTS without one
+``cpu-hour``                      the package's 15x15 freestyle network of the cpu-hour recipe
 ``tactics:SPEC``                  SPEC behind the engine's check: win now, else block a five
 ``vcf:SPEC``                      the same, and VCF searches: plays its own, stops the opponent's
 ``vct:SPEC``                      ``vcf:SPEC``, and plays its own wins by threats (threes too)
@@ -25,20 +26,21 @@ from pathlib import Path
 
 import alphagomoku
 
+# The network everything plays unless told otherwise: the kata-all-rules recipe's, for every
+# board from 5x5 to 22x22 and every rule (docs/benchmarks.md, "The shipped network").
 DEFAULT_MODEL = Path(alphagomoku.__file__).parent / "assets" / "default.pt"
 # The same network as an ONNX file (nn/onnx_file.py), for the engine: it runs without torch.
 DEFAULT_ONNX = DEFAULT_MODEL.with_suffix(".onnx")
-# A second network, for every board and rule: the kata-all-rules recipe, taught the default's
-# play, then deeper self-play. It plays 20x20 where the default cannot, and beats the default on
-# 15x15 under every rule (docs/benchmarks.md).
-ALL_RULES_MODEL = DEFAULT_MODEL.with_name("all-rules.pt")
+# The cpu-hour recipe's 15x15 freestyle network, which the shipped one was first taught from:
+# kept as an opponent and a ladder rung to measure against.
+CPU_HOUR_MODEL = DEFAULT_MODEL.with_name("cpu-hour.pt")
 # Playouts of the fallback pure-MCTS player: about what fits in a few seconds on 15x15 (so with
 # the usual move times the budget, not this number, decides), and a tree of a few hundred MB at
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
 FALLBACK_PLAYOUTS = 100_000
 
-SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default, tactics:SPEC, "
-              "vcf:SPEC, vct:SPEC")
+SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default, cpu-hour, "
+              "tactics:SPEC, vcf:SPEC, vct:SPEC")
 
 
 class PlayerSpecError(ValueError):
@@ -75,17 +77,15 @@ def _count(spec: str, value: str) -> int:
 
 
 def shipped_network() -> Path | None:
-    """The shipped network that plays people and engines: the all-rules one, which plays every
-    board from 5x5 to 22x22 under every rule and beats the 15x15 default on 15x15 under each
-    (docs/benchmarks.md); the 15x15 default where the package lacks it; None without either."""
-    return next((w for w in (ALL_RULES_MODEL, DEFAULT_MODEL) if w.is_file()), None)
+    """The shipped network that plays people and engines (every board from 5x5 to 22x22, every
+    rule); None when the package ships none (a source tree without its assets)."""
+    return DEFAULT_MODEL if DEFAULT_MODEL.is_file() else None
 
 
 def default_spec() -> str:
-    """``net:<shipped model>`` when the package ships one, else pure MCTS."""
-    if DEFAULT_MODEL.is_file():
-        return f"net:{DEFAULT_MODEL}"
-    return f"pure:{FALLBACK_PLAYOUTS}"
+    """``net:<shipped network>`` when the package ships one, else pure MCTS."""
+    weights = shipped_network()
+    return f"net:{weights}" if weights is not None else f"pure:{FALLBACK_PLAYOUTS}"
 
 
 def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
@@ -98,6 +98,8 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     kind = kind.lower()
     if kind == "default" and not sep:
         return parse_player_spec(default_spec(), check_files)
+    if kind == "cpu-hour" and not sep:
+        return parse_player_spec(f"net:{CPU_HOUR_MODEL}", check_files)
     if kind in ("tactics", "vcf", "vct"):
         if not rest.strip():
             raise PlayerSpecError(f"player spec {spec!r} needs a player: {kind}:SPEC")

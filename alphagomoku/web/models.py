@@ -64,17 +64,17 @@ def shipped_path(weights: Path) -> Path | None:
 
 
 def default_model_path() -> Path | None:
-    """The package's 15x15 network (:func:`shipped_path`)."""
+    """The package's shipped network, the engine's (:func:`shipped_path`)."""
     from alphagomoku.eval.specs import DEFAULT_MODEL
 
     return shipped_path(DEFAULT_MODEL)
 
 
-def shipped_all_rules_path() -> Path | None:
-    """The package's all-rules network (:func:`shipped_path`)."""
-    from alphagomoku.eval.specs import ALL_RULES_MODEL
+def cpu_hour_model_path() -> Path | None:
+    """The package's 15x15 freestyle network of the cpu-hour recipe (:func:`shipped_path`)."""
+    from alphagomoku.eval.specs import CPU_HOUR_MODEL
 
-    return shipped_path(ALL_RULES_MODEL)
+    return shipped_path(CPU_HOUR_MODEL)
 
 
 def run_models(run_dir: Path) -> list[ModelEntry]:
@@ -120,13 +120,13 @@ class Catalog:
             entries.extend(run_models(Path(run_dir)))
         if not entries:
             # The engine's network first, so that a new page plays what pbrain-alphagomoku plays.
-            all_rules = shipped_all_rules_path()
-            if all_rules is not None:
-                entries.append(ModelEntry("all-rules", all_rules,
+            shipped = default_model_path()
+            if shipped is not None:
+                entries.append(ModelEntry("default", shipped,
                                           "every board and rule; the engine's network"))
-            fifteen = default_model_path()
+            fifteen = cpu_hour_model_path()
             if fifteen is not None:
-                entries.append(ModelEntry("15x15", fifteen,
+                entries.append(ModelEntry("cpu-hour", fifteen,
                                           "the cpu-hour recipe's 15x15 freestyle network"))
         return cls(entries)
 
