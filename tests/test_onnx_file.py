@@ -62,10 +62,15 @@ def test_files_that_are_not_such_networks_are_refused_with_the_reason(written, t
 def test_the_shipped_networks_by_name_default_plays_any_board_and_cpu_hour_only_15x15():
     from alphagomoku.eval.specs import CPU_HOUR_MODEL, DEFAULT_MODEL
 
-    assert check_player_spec("default", GameConfig(width=20, rule="renju")).path == str(DEFAULT_MODEL)
+    renju_20 = GameConfig(width=20, rule="renju")
+    assert check_player_spec("default", renju_20).path == str(DEFAULT_MODEL)
     assert check_player_spec("cpu-hour", GameConfig(width=15)).path == str(CPU_HOUR_MODEL)
     with pytest.raises(PlayerSpecError, match="the network plays 15x15 boards; this game is 20x20"):
         check_player_spec("cpu-hour", GameConfig(width=20))
+    assert check_player_spec("default:64").count == 64
+    assert check_player_spec("cpu-hour:32").count == 32
+    with pytest.raises(PlayerSpecError, match="'cpu-hour:x': 'x' is not a whole number"):
+        check_player_spec("cpu-hour:x")
 
 
 def test_a_network_player_plays_an_onnx_file_on_the_cpu_only(written):

@@ -8,8 +8,8 @@ spec                              player
 ``uniform:N``                     PUCT search with N simulations and uniform priors
 ``net:PATH`` / ``net:PATH:N``     the network in PATH with MCTS (N simulations per move)
 ``engine:COMMAND``                a Gomocup engine started with COMMAND (shell-style words)
-``default``                       the network shipped with the package, or pure MCTS without one
-``cpu-hour``                      the package's 15x15 freestyle network of the cpu-hour recipe
+``default`` / ``default:N``       the network shipped with the package, or pure MCTS without one
+``cpu-hour`` / ``cpu-hour:N``     the package's 15x15 freestyle network of the cpu-hour recipe
 ``tactics:SPEC``                  SPEC behind the engine's check: win now, else block a five
 ``vcf:SPEC``                      the same, and VCF searches: plays its own, stops the opponent's
 ``vct:SPEC``                      ``vcf:SPEC``, and plays its own wins by threats (threes too)
@@ -39,7 +39,7 @@ CPU_HOUR_MODEL = DEFAULT_MODEL.with_name("cpu-hour.pt")
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
 FALLBACK_PLAYOUTS = 100_000
 
-SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default, cpu-hour, "
+SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default[:N], cpu-hour[:N], "
               "tactics:SPEC, vcf:SPEC, vct:SPEC")
 
 
@@ -82,10 +82,12 @@ def shipped_network() -> Path | None:
     return DEFAULT_MODEL if DEFAULT_MODEL.is_file() else None
 
 
-def default_spec() -> str:
-    """``net:<shipped network>`` when the package ships one, else pure MCTS."""
+def default_spec(simulations: str = "") -> str:
+    """``net:<shipped network>[:simulations]`` when the package ships one, else pure MCTS."""
     weights = shipped_network()
-    return f"net:{weights}" if weights is not None else f"pure:{FALLBACK_PLAYOUTS}"
+    if weights is None:
+        return f"pure:{FALLBACK_PLAYOUTS}"
+    return f"net:{weights}" + (f":{simulations}" if simulations else "")
 
 
 def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
@@ -96,10 +98,13 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
     text = spec.strip()
     kind, sep, rest = text.partition(":")
     kind = kind.lower()
-    if kind == "default" and not sep:
-        return parse_player_spec(default_spec(), check_files)
-    if kind == "cpu-hour" and not sep:
-        return parse_player_spec(f"net:{CPU_HOUR_MODEL}", check_files)
+    if kind in ("default", "cpu-hour"):  # the shipped networks by name, [:N] simulations
+        if sep:
+            _count(spec, rest)
+        if kind == "default":
+            return parse_player_spec(default_spec(rest), check_files)
+        return parse_player_spec(f"net:{CPU_HOUR_MODEL}" + (f":{rest}" if sep else ""),
+                                 check_files)
     if kind in ("tactics", "vcf", "vct"):
         if not rest.strip():
             raise PlayerSpecError(f"player spec {spec!r} needs a player: {kind}:SPEC")
