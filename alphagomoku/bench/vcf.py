@@ -49,7 +49,8 @@ import numpy as np
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="weights file (default: the package's 15x15 cpu-hour network)")
+    p.add_argument("--model", default=None,
+                   help="weights file (default: the package's 15x15 cpu-hour network)")
     p.add_argument("--selfplay-games", type=int, default=8, help="games per self-play run")
     p.add_argument("--simulations", type=int, default=64, help="self-play simulations per move")
     p.add_argument("--leaf-budget", type=int, default=None,

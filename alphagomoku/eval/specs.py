@@ -39,8 +39,8 @@ CPU_HOUR_MODEL = DEFAULT_MODEL.with_name("cpu-hour.pt")
 # most (about 2.3 KB a node on 15x15, 4 KB on 20x20).
 FALLBACK_PLAYOUTS = 100_000
 
-SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default[:N], cpu-hour[:N], "
-              "tactics:SPEC, vcf:SPEC, vct:SPEC")
+SPEC_FORMS = ("random, pure:N, uniform:N, net:PATH[:N], engine:COMMAND, default[:N], "
+              "cpu-hour[:N], tactics:SPEC, vcf:SPEC, vct:SPEC")
 
 
 class PlayerSpecError(ValueError):
@@ -103,8 +103,7 @@ def parse_player_spec(spec: str, check_files: bool = True) -> PlayerSpec:
             _count(spec, rest)
         if kind == "default":
             return parse_player_spec(default_spec(rest), check_files)
-        return parse_player_spec(f"net:{CPU_HOUR_MODEL}" + (f":{rest}" if sep else ""),
-                                 check_files)
+        return parse_player_spec(f"net:{CPU_HOUR_MODEL}{sep}{rest}", check_files)
     if kind in ("tactics", "vcf", "vct"):
         if not rest.strip():
             raise PlayerSpecError(f"player spec {spec!r} needs a player: {kind}:SPEC")
