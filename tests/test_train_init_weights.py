@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, replace
+
 import pytest
 import torch
 
@@ -19,9 +22,16 @@ def _config(tmp_path, **overrides) -> TrainConfig:
     return TrainConfig(**settings)
 
 
-def _saved_net(path, seed: int, preset: str = "tiny", arch: str = "kata", width: int = 9):
+def _saved_net(path, seed: int, preset: str = "tiny", arch: str = "kata", width: int = 9,
+               batch_norm: bool = True):
     torch.manual_seed(seed)
-    net = PolicyValueNet(ModelConfig.preset(preset, width, arch=arch, vcf_plane_budget=0))
+    net = PolicyValueNet(ModelConfig.preset(preset, width, arch=arch, vcf_plane_budget=0,
+                                            batch_norm=batch_norm))
+    # Random last convolutions, as a trained network has, not the zeros a fresh one starts with.
+    with torch.no_grad():
+        for name, tensor in net.named_parameters():
+            if ".conv2." in name and not tensor.any():
+                tensor.normal_(0.0, 0.1)
     save_model(path, net)
     return net
 
@@ -48,6 +58,46 @@ def test_a_kata_run_starts_from_the_weights_of_another_board(tmp_path):
     fresh = Trainer(_config(tmp_path, run_dir=str(tmp_path / "fresh")), log=lambda _: None,
                     progress=False)
     assert not _same_weights(fresh.model.state_dict(), source.state_dict())
+
+
+def test_a_deeper_run_starts_from_a_shallower_network_and_plays_as_it_did(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    source = _saved_net(tmp_path / "two.pt", seed=3, width=9, batch_norm=False)
+    cfg = _config(tmp_path, init_weights=str(tmp_path / "two.pt"), model_blocks=4,
+                  model_batch_norm=0)
+    trainer = Trainer(cfg, log=lambda _: None, progress=False)
+    grown = trainer.model
+    assert len(grown.tower) == 4 and grown.config.blocks == 4
+    kept = source.state_dict()
+    mine = grown.state_dict()
+    assert all(torch.equal(mine[k], v) for k, v in kept.items())
+    # The added blocks learn (their first convolution is random) but start as the identity.
+    assert mine["tower.2.conv1.0.weight"].abs().sum() > 0
+    assert not mine["tower.3.conv2.0.weight"].any()
+    torch.manual_seed(0)
+    x = (torch.rand(5, source.config.num_planes, 7, 7) < 0.3).float()
+    source.eval(), grown.eval()
+    with torch.no_grad():
+        for a, b in zip(source(x), grown(x)):
+            assert torch.allclose(a, b, atol=1e-6)
+    # The run's saved settings keep the depth, which a resumed run may not change.
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["model_blocks"] == 4
+    assert "model_blocks" in cfg.resume_refusal(asdict(replace(cfg, model_blocks=3)))
+
+
+@pytest.mark.parametrize("blocks, batch_norm, words", [
+    (4, 1, "blocks=2"),   # batch norm's statistics would not start as the identity
+    (1, 0, "blocks=2"),   # a network does not shrink
+])
+def test_depth_grows_only_without_batch_norm(tmp_path, blocks, batch_norm, words):
+    from alphagomoku.train.loop import Trainer
+
+    _saved_net(tmp_path / "two.pt", seed=3, width=9, batch_norm=bool(batch_norm))
+    with pytest.raises(CheckpointError, match="--init-weights") as caught:
+        Trainer(_config(tmp_path, init_weights=str(tmp_path / "two.pt"), model_blocks=blocks,
+                        model_batch_norm=batch_norm), progress=False)
+    assert words in str(caught.value)
 
 
 @pytest.mark.parametrize("preset, arch, width, words", [

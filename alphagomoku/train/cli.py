@@ -23,6 +23,9 @@ from alphagomoku.train.config import ConfigError, TrainConfig
 _HELP = {
     "parallel_workers": "self-play worker processes (spawned); 0 plays in the main process, for debugging",
     "model_preset": "network size: tiny (CI), compact, small, medium, large",
+    "model_blocks": "residual blocks in place of the preset's (0 keeps the preset's); with "
+                    "--init-weights from a shallower network without batch norm, the added "
+                    "blocks start as the identity, so the network starts where that one was",
     "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
                   "(KataGo's: global pooling, convolutional policy head, plays every board size "
                   "and reads the rule)",

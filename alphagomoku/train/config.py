@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, RULE_NAMES
 from alphagomoku.nn.config import ARCHS as MODEL_ARCHS  # imports no torch
+from alphagomoku.nn.config import ModelConfig
 from alphagomoku.nn.inference_backend import (  # imports no torch
     AMP_MODES, INFERENCE_BACKENDS, ONNX_PRECISIONS)
 from alphagomoku.train.variants import Variant, run_variants
@@ -21,7 +22,7 @@ from alphagomoku.train.variants import Variant, run_variants
 MODEL_PRESETS = ("tiny", "compact", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_arch",
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_blocks", "model_arch",
                     "model_global_pooling", "model_batch_norm", "vcf_plane_budget")
 
 
@@ -40,6 +41,7 @@ class TrainConfig:
     variant_mix: str = ""             # instead of both: the pairs, "15/freestyle:3,20/freestyle,15/renju"
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
+    model_blocks: int = 0             # residual blocks instead of the preset's (0 = the preset's)
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     model_global_pooling: int = 1     # kata: 1 pooled branches in the tower and policy head, 0 none
     model_batch_norm: int = 1         # 1 batch norm after each convolution, 0 none (ModelConfig.batch_norm)
@@ -159,6 +161,8 @@ class TrainConfig:
         need(self.rule != "renju" or self.n_in_row == 5, "n_in_row", "renju is played with five in a row")
         need(self.model_preset in MODEL_PRESETS, "model_preset",
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
+        need(self.model_blocks >= 0, "model_blocks",
+             f"must be 0 (the preset's) or a number of blocks, got {self.model_blocks}")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         need(self.model_global_pooling in (0, 1), "model_global_pooling",
@@ -305,6 +309,16 @@ class TrainConfig:
     @property
     def game(self) -> GameConfig:
         return GameConfig(width=self.board_size, n_in_row=self.n_in_row, rule=self.rule)
+
+    @property
+    def model(self) -> ModelConfig:
+        """The network this run trains."""
+        config = ModelConfig.preset(self.model_preset, self.board_size,
+                                    vcf_plane_budget=self.vcf_plane_budget, arch=self.model_arch,
+                                    global_pooling=bool(self.model_global_pooling),
+                                    future_head=self.future_weight > 0,
+                                    batch_norm=bool(self.model_batch_norm))
+        return replace(config, blocks=self.model_blocks) if self.model_blocks else config
 
     @property
     def variants(self) -> list[Variant]:

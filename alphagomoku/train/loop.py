@@ -68,12 +68,7 @@ class Trainer:
         self.dist = distributed.setup(cfg, log)
         self.device: DeviceChoice = select_device(self.dist.device_request(cfg.device))
         flush_denormals()  # the optimiser's updates on the CPU never leave denormal weights
-        self.model_config = ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                               vcf_plane_budget=cfg.vcf_plane_budget,
-                                               arch=cfg.model_arch,
-                                               global_pooling=bool(cfg.model_global_pooling),
-                                               future_head=cfg.future_weight > 0,
-                                               batch_norm=bool(cfg.model_batch_norm))
+        self.model_config = cfg.model
         # Seeded before the network is made, so its initial weights follow --seed too (a resumed
         # run restores the saved random states later).
         random.seed(cfg.seed)
