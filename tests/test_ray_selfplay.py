@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,17 +113,35 @@ def test_an_actor_killed_mid_task_is_reported_dead_replaced_and_its_games_played
 
 
 @needs_ray
+def test_a_result_that_came_back_past_the_timeout_is_not_taken_for_a_hang(local_ray, versions,
+                                                                          tmp_path):
+    # The driver can be kept from collecting for longer than the timeout (it waits for a
+    # replacement actor to start): a task whose result is back by then must not be killed.
+    with backend(timeout=0.5, fault=faults.ray_hang_once, tmp_path=tmp_path) as b:
+        b._start()
+        done, hung = b.slots
+        b._submit(done, tasks(1, 0, versions)[0])
+        b._submit(hung, tasks(1, 0, versions, first=1)[0])  # task 1 hangs
+        b.ray.wait([done.ref], num_returns=1, timeout=60)
+        time.sleep(0.6)
+        now = time.monotonic()
+        assert now - done.started > b.task_timeout and not b._overdue(done, now)
+        assert b._overdue(hung, now)
+
+
+@needs_ray
 def test_an_actor_that_raises_and_one_that_hangs_are_reported_by_kind(local_ray, versions, tmp_path):
     with backend(fault=faults.ray_raise_once, tmp_path=tmp_path) as b:
         got = play(b, tasks(3, 0, versions))
         assert sorted(r.task_id for r in got) == [0, 1, 2]
         assert len(b.failures) == 1 and "[kind: raise]" in b.failures[0]
         assert "injected failure in task 1" in b.failures[0]
-    with backend(fault=faults.ray_hang_once, tmp_path=tmp_path, timeout=6.0) as b:
+    # Long enough for a first task on a loaded machine (the weights load with it).
+    with backend(fault=faults.ray_hang_once, tmp_path=tmp_path, timeout=20.0) as b:
         got = play(b, tasks(3, 0, versions))
         assert sorted(r.task_id for r in got) == [0, 1, 2]
         assert len(b.failures) == 1 and "[kind: hang]" in b.failures[0]
-        assert "no result for task 1 within 6 s" in b.failures[0]
+        assert "no result for task 1 within 20 s" in b.failures[0]
 
 
 @needs_ray

@@ -265,12 +265,19 @@ class RaySelfPlay(FailureBudget):
                     queue.append(again)
             now = time.monotonic()
             for slot in self.slots:
-                if slot.task is not None and now - slot.started > self.task_timeout:
+                if self._overdue(slot, now):
                     task = slot.task
                     self._replace(slot, "hang", f"no result for task {task.task_id} within "
                                   f"{self.task_timeout:.0f} s (raise --worker-timeout if a task of "
                                   f"{task.num_games} games can legitimately take this long)")
                     queue.append(task)
+
+    def _overdue(self, slot: _Slot, now: float) -> bool:
+        """Whether ``slot``'s task has gone past the timeout without a result. A result that came
+        back while the driver was busy elsewhere (starting a replacement actor can take longer
+        than a task) is not a hang: it is collected on the next pass."""
+        return (slot.task is not None and now - slot.started > self.task_timeout
+                and not self.ray.wait([slot.ref], num_returns=1, timeout=0)[0])
 
     def _submit(self, slot: _Slot, task: SelfPlayTask) -> None:
         slot.task, slot.started = task, time.monotonic()
