@@ -22,7 +22,7 @@ import torch
 
 from alphagomoku.device import (DeviceChoice, flush_denormals, select_device,
                                 training_autocast_dtype, training_memory_format)
-from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.nn import PolicyValueNet
 from alphagomoku.nn.io import CheckpointError, save_model, unwrap
 from alphagomoku.progress import progress
 from alphagomoku.selfplay.backend import SelfPlayBackend, open_backend
