@@ -86,6 +86,58 @@ def test_a_deeper_run_starts_from_a_shallower_network_and_plays_as_it_did(tmp_pa
     assert "model_blocks" in cfg.resume_refusal(asdict(replace(cfg, model_blocks=3)))
 
 
+def test_a_wider_and_deeper_run_starts_from_a_narrower_network_and_plays_as_it_did(tmp_path):
+    from alphagomoku.train.loop import Trainer
+
+    source = _saved_net(tmp_path / "narrow.pt", seed=4, width=9, batch_norm=False)
+    cfg = _config(tmp_path, init_weights=str(tmp_path / "narrow.pt"), model_blocks=3,
+                  model_channels=48, model_batch_norm=0)
+    grown = Trainer(cfg, log=lambda _: None, progress=False).model
+    assert grown.config.channels == 48 and grown.config.blocks == 3
+    # The pooled branch and the heads widen with the tower (channels // 4 from 48, against 8
+    # and 16 from 32): the pooled readers' inputs move within their three groups.
+    assert grown.config.pool_channels == 12 and source.config.pool_channels == 8
+    torch.manual_seed(1)
+    x = (torch.rand(6, source.config.num_planes, 7, 7) < 0.3).float()
+    source.eval(), grown.eval()
+    with torch.no_grad():
+        for a, b in zip(source(x), grown(x)):
+            assert torch.allclose(a, b, atol=1e-5)
+    # Every new weight that an old output reads is zero, and learns from the first step.
+    mine = grown.state_dict()
+    assert not mine["tower.0.conv1.0.weight"][:32, 32:].any()
+    assert mine["stem.0.weight"][32:].abs().sum() > 0
+    grown.train()
+    logits, value = grown(x)
+    (logits.logsumexp(dim=1).mean() + value.mean()).backward()
+    params = dict(grown.named_parameters())
+    for name, new_inputs in (("tower.0.conv1.0.weight", slice(32, 48)),
+                             ("policy_conv.0.weight", slice(32, 48)),
+                             ("tower.1.pool_fc.weight", slice(8, 12))):   # the mean's group
+        assert params[name].grad[:32, new_inputs].abs().sum() > 0, name
+    assert "model_channels" in cfg.resume_refusal(asdict(replace(cfg, model_channels=64)))
+
+
+def test_growth_keeps_every_old_weight_in_its_place():
+    from alphagomoku.nn.grow import grown_state
+
+    torch.manual_seed(2)
+    narrow = ModelConfig.preset("tiny", 9, arch="kata", vcf_plane_budget=0, batch_norm=False)
+    net = PolicyValueNet(narrow)
+    wide = replace(narrow, channels=64)
+    state = grown_state(narrow, net.state_dict(), wide)
+    old = net.state_dict()
+    assert torch.equal(state["tower.0.conv2.0.weight"][:32, :32], old["tower.0.conv2.0.weight"])
+    # The pooled readers: mean, scaled mean and max of 8 pooled channels, now of 16.
+    fc = state["tower.1.pool_fc.weight"]
+    for group in range(3):
+        assert torch.equal(fc[:32, 16 * group:16 * group + 8],
+                           old["tower.1.pool_fc.weight"][:, 8 * group:8 * group + 8])
+        assert not fc[:32, 16 * group + 8:16 * group + 16].any()
+    with pytest.raises(ValueError, match="only add blocks or channels"):
+        grown_state(wide, PolicyValueNet(wide).state_dict(), narrow)
+
+
 @pytest.mark.parametrize("blocks, batch_norm, words", [
     (4, 1, "blocks=2"),   # batch norm's statistics would not start as the identity
     (1, 0, "blocks=2"),   # a network does not shrink

@@ -12,13 +12,14 @@ import pickle
 import random
 import shutil
 import zipfile
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from alphagomoku.nn import ModelConfig, PolicyValueNet
+from alphagomoku.nn.grow import can_grow, grown_state
 from alphagomoku.nn.io import (TRAINING_FORMAT, CheckpointError, model_from_state, read_model_file,
                                save_model, strip_prefixes)
 from alphagomoku.atomic import atomic_path, atomic_torch_save
@@ -159,24 +160,21 @@ def starting_weights(path: str | Path, config: ModelConfig) -> dict:
     """The weights in the model file or checkpoint ``path``, for a new run of the network
     ``config`` to start from (``--init-weights``). The shapes must agree, except the board of a
     network that plays every board (a 15x15 all-rules network may go on training on 20x20), and
-    the depth of a network without batch norm, which may grow: the blocks added after the saved
-    ones start as the identity (``nn.model``), so the deeper network computes what the saved
-    one did and training goes on from there with more room."""
+    the depth and width of a network without batch norm, which may grow: the larger network
+    starts by computing what the saved one did (``nn.grow``) and training goes on from there
+    with more room."""
     try:
         saved, state = read_model_file(path)
     except CheckpointError as e:
         raise CheckpointError(f"--init-weights: {e}") from None
     if saved.any_board:
         saved = saved.with_board(config.width, config.height)
-    if saved.blocks < config.blocks and not config.batch_norm \
-            and replace(saved, blocks=config.blocks) == config:
-        grown = PolicyValueNet(config).state_dict()
+    if can_grow(saved, config):
         try:
             kept = model_from_state(saved, state, source=str(path)).state_dict()
         except CheckpointError as e:
             raise CheckpointError(f"--init-weights: {e}") from None
-        grown.update(kept)
-        return grown
+        return grown_state(saved, kept, config)
     if saved != config:
         mine, theirs = config.to_dict(), saved.to_dict()
         differ = ", ".join(f"{k}={theirs.get(k)!r} (this run: {mine[k]!r})"

@@ -26,6 +26,9 @@ _HELP = {
     "model_blocks": "residual blocks in place of the preset's (0 keeps the preset's); with "
                     "--init-weights from a shallower network without batch norm, the added "
                     "blocks start as the identity, so the network starts where that one was",
+    "model_channels": "channels in place of the preset's (0 keeps the preset's); with "
+                      "--init-weights from a narrower network without batch norm, the network "
+                      "starts by computing what that one did",
     "model_arch": "network shape: az (AlphaGo Zero's dense heads, one board size) or kata "
                   "(KataGo's: global pooling, convolutional policy head, plays every board size "
                   "and reads the rule)",

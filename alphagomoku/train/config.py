@@ -22,8 +22,9 @@ from alphagomoku.train.variants import Variant, run_variants
 MODEL_PRESETS = ("tiny", "compact", "small", "medium", "large")
 SEARCHES = ("puct", "gumbel")
 # Settings that define what is being learned: a resumed run must keep them.
-_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_blocks", "model_arch",
-                    "model_global_pooling", "model_batch_norm", "vcf_plane_budget")
+_FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_blocks",
+                    "model_channels", "model_arch", "model_global_pooling", "model_batch_norm",
+                    "vcf_plane_budget")
 
 
 class ConfigError(ValueError):
@@ -42,6 +43,7 @@ class TrainConfig:
     # -- the network ------------------------------------------------------------------------------
     model_preset: str = "tiny"
     model_blocks: int = 0             # residual blocks instead of the preset's (0 = the preset's)
+    model_channels: int = 0           # channels instead of the preset's (0 = the preset's)
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     model_global_pooling: int = 1     # kata: 1 pooled branches in the tower and policy head, 0 none
     model_batch_norm: int = 1         # 1 batch norm after each convolution, 0 none (ModelConfig.batch_norm)
@@ -163,6 +165,8 @@ class TrainConfig:
              f"must be one of {', '.join(MODEL_PRESETS)}, got {self.model_preset!r}")
         need(self.model_blocks >= 0, "model_blocks",
              f"must be 0 (the preset's) or a number of blocks, got {self.model_blocks}")
+        need(self.model_channels >= 0, "model_channels",
+             f"must be 0 (the preset's) or a number of channels, got {self.model_channels}")
         need(self.model_arch in MODEL_ARCHS, "model_arch",
              f"must be one of {', '.join(MODEL_ARCHS)}, got {self.model_arch!r}")
         need(self.model_global_pooling in (0, 1), "model_global_pooling",
@@ -318,7 +322,8 @@ class TrainConfig:
                                     global_pooling=bool(self.model_global_pooling),
                                     future_head=self.future_weight > 0,
                                     batch_norm=bool(self.model_batch_norm))
-        return replace(config, blocks=self.model_blocks) if self.model_blocks else config
+        return replace(config, blocks=self.model_blocks or config.blocks,
+                       channels=self.model_channels or config.channels)
 
     @property
     def variants(self) -> list[Variant]:
