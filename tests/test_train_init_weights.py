@@ -36,6 +36,17 @@ def _saved_net(path, seed: int, preset: str = "tiny", arch: str = "kata", width:
     return net
 
 
+def _assert_same_outputs(source, grown, seed: int) -> torch.Tensor:
+    """Both networks' policy and value on a batch of random 7x7 positions agree; the batch."""
+    torch.manual_seed(seed)
+    x = (torch.rand(6, source.config.num_planes, 7, 7) < 0.3).float()
+    source.eval(), grown.eval()
+    with torch.no_grad():
+        for a, b in zip(source(x), grown(x)):
+            assert torch.allclose(a, b, atol=1e-5)
+    return x
+
+
 def _same_weights(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
@@ -75,12 +86,7 @@ def test_a_deeper_run_starts_from_a_shallower_network_and_plays_as_it_did(tmp_pa
     # The added blocks learn (their first convolution is random) but start as the identity.
     assert mine["tower.2.conv1.0.weight"].abs().sum() > 0
     assert not mine["tower.3.conv2.0.weight"].any()
-    torch.manual_seed(0)
-    x = (torch.rand(5, source.config.num_planes, 7, 7) < 0.3).float()
-    source.eval(), grown.eval()
-    with torch.no_grad():
-        for a, b in zip(source(x), grown(x)):
-            assert torch.allclose(a, b, atol=1e-6)
+    _assert_same_outputs(source, grown, seed=0)
     # The run's saved settings keep the depth, which a resumed run may not change.
     assert json.loads((tmp_path / "run" / "config.json").read_text())["model_blocks"] == 4
     assert "model_blocks" in cfg.resume_refusal(asdict(replace(cfg, model_blocks=3)))
@@ -94,15 +100,10 @@ def test_a_wider_and_deeper_run_starts_from_a_narrower_network_and_plays_as_it_d
                   model_channels=48, model_batch_norm=0)
     grown = Trainer(cfg, log=lambda _: None, progress=False).model
     assert grown.config.channels == 48 and grown.config.blocks == 3
-    # The pooled branch and the heads widen with the tower (channels // 4 from 48, against 8
-    # and 16 from 32): the pooled readers' inputs move within their three groups.
+    # The pooled branch widens with the tower (a quarter of its channels: 12 here, 8 before),
+    # so the pooled readers' inputs move within their three groups.
     assert grown.config.pool_channels == 12 and source.config.pool_channels == 8
-    torch.manual_seed(1)
-    x = (torch.rand(6, source.config.num_planes, 7, 7) < 0.3).float()
-    source.eval(), grown.eval()
-    with torch.no_grad():
-        for a, b in zip(source(x), grown(x)):
-            assert torch.allclose(a, b, atol=1e-5)
+    x = _assert_same_outputs(source, grown, seed=1)
     # Every new weight that an old output reads is zero, and learns from the first step.
     mine = grown.state_dict()
     assert not mine["tower.0.conv1.0.weight"][:32, 32:].any()
