@@ -71,6 +71,30 @@ def test_the_learning_rate_drops_over_the_last_share(tmp_path):
         TrainConfig(ema_decay=1.0)
 
 
+def test_a_resumed_run_trains_at_its_own_rate_from_its_first_epoch(tmp_path):
+    """A checkpoint's schedule holds the rate its run started with and its last epoch's factor.
+    A resume with another --lr, and more epochs than the drop had assumed, trains its first epoch
+    at the rate of its own schedule, and says that the rate changed."""
+    from alphagomoku.train.loop import Trainer
+
+    def cfg(**kw):
+        return _tiny(tmp_path, lr_schedule="constant", lr_drop_share=0.3, **kw)
+
+    Trainer(cfg(epochs=2, lr=0.002), log=lambda _: None, progress=False).run()
+    notes: list[str] = []
+    Trainer(cfg(epochs=3, lr=0.001), resume=True, log=notes.append, progress=False).run()
+    rates = {int(r["epoch"]): float(r["lr"]) for r in read_metrics(tmp_path / "run" / "metrics.csv")}
+    # Epoch 2 ended the first run, in its drop (0.0002 from then on); epoch 3 of 3 is before it.
+    assert rates == pytest.approx({1: 0.002, 2: 0.002, 3: 0.001})
+    assert any("rate of 0.002, this run at 0.001 (--lr)" in n for n in notes), notes
+
+    # A budget run resumed nine minutes into ten is in its drop before run() starts the clock.
+    budget = Trainer(_tiny(tmp_path / "budget", time_budget_minutes=10, lr_schedule="constant",
+                           lr_drop_share=0.3), log=lambda _: None, progress=False)
+    budget.spent_seconds = 9 * 60
+    assert budget._lr_factor(0) == pytest.approx(0.1)
+
+
 @pytest.mark.slow
 def test_a_kata_run_with_every_target_and_the_average_trains_and_resumes(tmp_path):
     """In process: two epochs of a kata network with the auxiliary targets, surprise weighting,

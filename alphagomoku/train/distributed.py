@@ -74,8 +74,9 @@ def lr_factor(scaling: str, world_size: int) -> float:
 
 
 def rescale_lr(optimizer, scheduler, base_lr: float) -> None:
-    """Put ``base_lr`` under a loaded LambdaLR schedule (a resume with another world size: the
-    saved schedule holds the old ranks' rate)."""
+    """Put ``base_lr`` under a loaded LambdaLR schedule, at the factor the schedule gives now (a
+    resume: the saved schedule holds the rate of the run's start, for its old world size and
+    --lr, and the factor of its last epoch)."""
     scheduler.base_lrs = [base_lr for _ in optimizer.param_groups]
     factors = [f(scheduler.last_epoch) for f in scheduler.lr_lambdas]
     for group, factor in zip(optimizer.param_groups, factors):

@@ -121,9 +121,11 @@ class Trainer:
 
     def _done(self, epoch: int) -> float:
         """The share of the run done: of the time budget (the run ends on time), else of the epochs."""
-        clock = getattr(self, "clock", None)  # the scheduler asks once before __init__ sets it
-        if self.cfg.time_budget_minutes > 0 and clock is not None:
-            return min(clock.seconds() / (60 * self.cfg.time_budget_minutes), 1.0)
+        if self.cfg.time_budget_minutes > 0:
+            # Before run() starts the clock (or __init__ sets anything), a resume's spent time.
+            clock = getattr(self, "clock", None)
+            seconds = clock.seconds() if clock is not None else getattr(self, "spent_seconds", 0.0)
+            return min(seconds / (60 * self.cfg.time_budget_minutes), 1.0)
         return min(epoch, self.cfg.epochs) / self.cfg.epochs
 
     def _lr_factor(self, epoch: int) -> float:
@@ -174,12 +176,6 @@ class Trainer:
         self.optimizer.load_state_dict(state.optimizer)
         self.scheduler.load_state_dict(state.scheduler)
         _restore_scaler(self.scaler, state.scaler)
-        saved_world = state.world_size
-        if saved_world != self.dist.world_size:
-            distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
-            self.log(f"note: the checkpoint was trained on {saved_world} rank(s), this run has "
-                     f"{self.dist.world_size}: learning rate rescaled to {self._base_lr:g} "
-                     f"(--lr-scaling {self.cfg.lr_scaling})")
         restore_rng_state(state.rng)
         self.rng.bit_generator.state = state.selfplay_rng
         self.epoch = self.saved_epoch = state.epoch
@@ -189,6 +185,15 @@ class Trainer:
         for name in self.opening_targets:
             self.opening_targets[name] = saved_targets.get(name, 0.0)
         self.spent_seconds = state.wall_seconds
+        # The saved schedule holds its run's --lr and world size: this run's rate decides.
+        saved_lr = self.scheduler.base_lrs[0]
+        distributed.rescale_lr(self.optimizer, self.scheduler, self._base_lr)
+        if state.world_size != self.dist.world_size:
+            self.log(f"note: the checkpoint was trained on {state.world_size} rank(s), this run has "
+                     f"{self.dist.world_size}: learning rate rescaled to {self._base_lr:g} "
+                     f"(--lr-scaling {self.cfg.lr_scaling})")
+        elif not math.isclose(saved_lr, self._base_lr):
+            self.log(f"note: the checkpoint trained at a rate of {saved_lr:g}, this run at {self._base_lr:g} (--lr)")
         try:
             buffer_epoch = self.buffers.load(self.run_dir)
         except BufferFileError as e:
