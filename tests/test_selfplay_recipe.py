@@ -350,6 +350,18 @@ def test_collapse_warning_names_the_colour_after_three_epochs(tmp_path):
     assert any("warning: white won 19 of 20" in x and "colour collapse" in x for x in lines)
 
 
+def test_too_few_opening_games_break_a_lopsided_streak():
+    from alphagomoku.train.selfplay_epoch import colour_collapse
+
+    cfg = TrainConfig(board_size=7, n_in_row=4, collapse_share=0.85, collapse_epochs=3)
+    few = {"opening_games": 7, "opening_black_wins": 7, "opening_white_wins": 0}
+    lopsided = {"opening_games": 20, "opening_black_wins": 18, "opening_white_wins": 2}
+    assert colour_collapse(lopsided, cfg, 2)[0] == 3
+    assert colour_collapse(lopsided, cfg, 2)[1].startswith("warning: black won 18 of 20 ")
+    assert colour_collapse(few, cfg, 2) == (0, "")
+    assert colour_collapse({**lopsided, "opening_black_wins": 17}, cfg, 2) == (0, "")
+
+
 @pytest.mark.parametrize("change, flag", [
     ({"search": "alphabeta"}, "--search"),
     ({"search": "puct", "gumbel_interior": "gumbel"}, "--gumbel-interior"),

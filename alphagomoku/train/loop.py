@@ -43,6 +43,7 @@ from alphagomoku.train.game_files import save_games
 from alphagomoku.train.ema import WeightAverage
 from alphagomoku.train.loss import AuxWeights, policy_kl, training_loss
 from alphagomoku.train.selfplay_epoch import (
+    colour_collapse,
     colour_counts,
     colour_shares,
     epoch_row,
@@ -566,28 +567,9 @@ class Trainer:
         )
 
     def _watch_colours(self, row: dict) -> None:
-        """Warn when one colour keeps winning the games from balanced openings: the first sign
-        of the colour collapse, which these openings exist to prevent."""
-        cfg = self.cfg
-        games = row["opening_games"]
-        top = max(row["opening_black_wins"], row["opening_white_wins"])
-        if games >= 8 and top > cfg.collapse_share * games:
-            self.lopsided_epochs += 1
-        else:
-            self.lopsided_epochs = 0
-        if self.lopsided_epochs >= cfg.collapse_epochs:
-            colour = "black" if row["opening_black_wins"] >= row["opening_white_wins"] else "white"
-            self.log(
-                f"warning: {colour} won {top} of {games} games from balanced openings "
-                f"({top / games:.0%}), above {cfg.collapse_share:.0%} for {self.lopsided_epochs} "
-                "epochs in a row. The value head is probably learning 'this colour wins' rather "
-                "than the position (a colour collapse): the losing side's search stops finding "
-                "moves. Try --opening-balance-gain 0.25 if it is 0, more --simulations, "
-                "--search gumbel, a larger --value-q-weight, "
-                "--decided-weight 0.1, or more --selfplay-games per epoch "
-                "(docs/troubleshooting.md, 'One colour wins every self-play game')."
-            )
-
+        self.lopsided_epochs, warning = colour_collapse(row, self.cfg, self.lopsided_epochs)
+        if warning:
+            self.log(warning)
 
 def _restore_scaler(scaler, saved) -> None:
     """Load the fp16 loss scale of a resumed run. A run saved without fp16 (on a CPU or a bf16

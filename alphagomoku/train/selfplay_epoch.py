@@ -3,7 +3,8 @@
 :func:`worker_spec` is what every worker is given (the search, the game loop's settings, the
 device), :func:`plan_tasks` an epoch's tasks, and :func:`epoch_row` and :func:`colour_counts`
 the metrics of the games that come back. The self-play benchmarks build their workers with
-:func:`worker_spec` too, so that they time what training runs.
+:func:`worker_spec` too, so that they time what training runs. :func:`colour_collapse` watches
+for one colour winning every game from balanced openings.
 """
 
 from __future__ import annotations
@@ -121,6 +122,30 @@ def colour_counts(records: list) -> dict:
         out[prefix + "white_wins"] = results.count(WHITE)
         out[prefix + "draws"] = results.count(DRAW)
     return out
+
+
+def colour_collapse(row: dict, cfg: TrainConfig, lopsided_epochs: int) -> tuple[int, str]:
+    """The epochs in a row, this one included, in which one colour won more than
+    ``cfg.collapse_share`` of the games from balanced openings, and the warning to log once that
+    streak reaches ``cfg.collapse_epochs`` (empty before). One colour winning from openings the
+    network values as even is the first sign of the colour collapse these openings exist to
+    prevent."""
+    games = row["opening_games"]
+    top = max(row["opening_black_wins"], row["opening_white_wins"])
+    lopsided_epochs = lopsided_epochs + 1 if games >= 8 and top > cfg.collapse_share * games else 0
+    if lopsided_epochs < cfg.collapse_epochs:
+        return lopsided_epochs, ""
+    colour = "black" if row["opening_black_wins"] >= row["opening_white_wins"] else "white"
+    return lopsided_epochs, (
+        f"warning: {colour} won {top} of {games} games from balanced openings "
+        f"({top / games:.0%}), above {cfg.collapse_share:.0%} for {lopsided_epochs} "
+        "epochs in a row. The value head is probably learning 'this colour wins' rather "
+        "than the position (a colour collapse): the losing side's search stops finding "
+        "moves. Try --opening-balance-gain 0.25 if it is 0, more --simulations, "
+        "--search gumbel, a larger --value-q-weight, "
+        "--decided-weight 0.1, or more --selfplay-games per epoch "
+        "(docs/troubleshooting.md, 'One colour wins every self-play game')."
+    )
 
 
 def colour_shares(records: list) -> dict:
