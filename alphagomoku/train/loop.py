@@ -571,6 +571,7 @@ class Trainer:
         if warning:
             self.log(warning)
 
+
 def _restore_scaler(scaler, saved) -> None:
     """Load the fp16 loss scale of a resumed run. A run saved without fp16 (on a CPU or a bf16
     GPU) saved an empty state, which an fp16 scaler refuses: a run begun on one device and
