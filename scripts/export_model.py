@@ -4,6 +4,8 @@
 
 The weights file holds only the network (config and weights), a fraction of a checkpoint's size;
 play.py, evaluate.py and pbrain-alphagomoku read either, so exporting is for shipping a model.
+Given several checkpoints or model files of one network shape, it writes the average of their
+weights (for example a run's last epochs, or runs that started from one network).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("checkpoint", help="a training checkpoint (checkpoints/latest.pt or epoch_N.pt)")
+    p.add_argument("checkpoint", nargs="+",
+                   help="a training checkpoint (checkpoints/latest.pt or epoch_N.pt); with "
+                        "several (model files too), the average of their weights")
     p.add_argument("out", help="where to write the weights file")
     return p
 
@@ -22,10 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from alphagomoku.nn.io import CheckpointError
-    from alphagomoku.train.checkpoint import export_model
+    from alphagomoku.train.checkpoint import export_average, export_model
 
     try:
-        path = export_model(args.checkpoint, args.out)
+        if len(args.checkpoint) == 1:
+            path = export_model(args.checkpoint[0], args.out)
+        else:
+            path = export_average(args.checkpoint, args.out)
     except CheckpointError as e:
         print(f"export_model.py: error: {e}", file=sys.stderr)
         return 1

@@ -309,6 +309,47 @@ def test_export_script_writes_a_weights_file_and_rejects_a_bad_checkpoint(tmp_pa
     assert not (tmp_path / "m2.pt").exists()
 
 
+def test_export_averages_several_networks_of_one_shape_and_refuses_two_shapes(tmp_path):
+    import dataclasses
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from alphagomoku.nn.io import load_model, save_model
+    from alphagomoku.train.checkpoint import export_average
+
+    config = ModelConfig.preset("tiny", 9, arch="kata", batch_norm=False)
+    paths = []
+    for seed, board in ((1, 9), (2, 9), (3, 11)):   # the third trained on another board
+        torch.manual_seed(seed)
+        net = PolicyValueNet(config.with_board(board))
+        paths.append(save_model(tmp_path / f"n{seed}.pt", net))
+    nets = [load_model(p).state_dict() for p in paths]
+    script = Path(__file__).resolve().parents[1] / "scripts" / "export_model.py"
+    ok = subprocess.run([sys.executable, str(script), *map(str, paths), str(tmp_path / "mean.pt")],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    mean = load_model(tmp_path / "mean.pt")
+    assert mean.config.plays(9, 9) and mean.config.plays(11, 11)
+    for k, v in mean.state_dict().items():
+        expected = (nets[0][k].double() + nets[1][k].double() + nets[2][k].double()) / 3
+        assert torch.allclose(v.double(), expected, atol=1e-7), k
+    first = next(iter(nets[0]))
+    assert not torch.equal(mean.state_dict()[first], nets[0][first])
+    # A network averaged with itself is itself.
+    export_average([paths[0], paths[0]], tmp_path / "same.pt")
+    same = load_model(tmp_path / "same.pt").state_dict()
+    assert all(torch.equal(same[k], v) for k, v in nets[0].items())
+
+    wider = save_model(tmp_path / "wide.pt",
+                       PolicyValueNet(dataclasses.replace(config, channels=config.channels * 2)))
+    with pytest.raises(CheckpointError, match="only networks of one shape"):
+        export_average([paths[0], wider], tmp_path / "no.pt")
+    assert not (tmp_path / "no.pt").exists()
+    with pytest.raises(ValueError, match="at least two"):
+        export_average([paths[0]], tmp_path / "no.pt")
+
+
 def test_the_progress_picture_is_drawn_at_most_once_a_minute_and_at_the_end(tmp_path, monkeypatch):
     from alphagomoku.train import plot
 

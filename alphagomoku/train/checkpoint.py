@@ -28,7 +28,7 @@ from alphagomoku.read_errors import read_error_reason
 CHECKPOINT_FORMAT_VERSION = 1
 
 __all__ = ["CheckpointError", "TrainingState", "load_checkpoint", "save_checkpoint", "rng_state",
-           "restore_rng_state", "intact_checkpoint_hint", "export_model"]
+           "restore_rng_state", "intact_checkpoint_hint", "export_model", "export_average"]
 
 
 @dataclass
@@ -153,6 +153,39 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     state = load_checkpoint(checkpoint)
     model = PolicyValueNet(ModelConfig.from_dict(state["model_config"]))
     model.load_state_dict(state.get("ema") or state["model"])
+    return save_model(out, model)
+
+
+def export_average(sources: list[str | Path], out: str | Path) -> Path:
+    """Inference weights that are the uniform average of the networks in ``sources`` (model
+    files or training checkpoints; a run's weights' average where it kept one). Runs that start
+    from one network stay close to it, so their average is a network too (docs/benchmarks.md
+    measures one against the network its runs started from). The networks must have one
+    shape; a network that plays every board may have been trained on any of them."""
+    if len(sources) < 2:
+        raise ValueError(f"an average needs at least two networks, got {len(sources)}")
+    first = None
+    total: dict[str, torch.Tensor] = {}
+    dtypes: dict[str, torch.dtype] = {}
+    for path in sources:
+        config, state = read_model_file(path)
+        if first is None:
+            first = config
+            dtypes = {k: v.dtype for k, v in state.items()}
+            # Summed in float64, so that the sum's rounding does not reach the float32 mean.
+            total = {k: v.double() if v.is_floating_point() else v.clone() for k, v in state.items()}
+            continue
+        if config.any_board and first.any_board:
+            config = config.with_board(first.width, first.height)
+        if config != first or state.keys() != total.keys():
+            raise CheckpointError(f"{path} holds a {config.label} network and {sources[0]} a "
+                                  f"{first.label}: only networks of one shape can be averaged")
+        for k, v in state.items():
+            if v.is_floating_point():
+                total[k] += v.double()
+    mean = {k: (v / len(sources)).to(dtypes[k]) if v.is_floating_point() else v
+            for k, v in total.items()}
+    model = model_from_state(first, mean, source=f"the average of {len(sources)} networks")
     return save_model(out, model)
 
 
