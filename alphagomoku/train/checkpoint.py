@@ -156,6 +156,12 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     return save_model(out, model)
 
 
+def config_difference(theirs: ModelConfig, mine: ModelConfig, mine_name: str = "the first") -> str:
+    """The fields in which two network configs differ, as ``field=theirs (mine_name: mine)``."""
+    a, b = theirs.to_dict(), mine.to_dict()
+    return ", ".join(f"{k}={a.get(k)!r} ({mine_name}: {b[k]!r})" for k in b if a.get(k) != b[k])
+
+
 def export_average(sources: list[str | Path], out: str | Path) -> Path:
     """Inference weights that are the uniform average of the networks in ``sources`` (model
     files or training checkpoints; a run's weights' average where it kept one). Runs that start
@@ -178,8 +184,9 @@ def export_average(sources: list[str | Path], out: str | Path) -> Path:
         if config.any_board and first.any_board:
             config = config.with_board(first.width, first.height)
         if config != first or state.keys() != total.keys():
-            raise CheckpointError(f"{path} holds a {config.label} network and {sources[0]} a "
-                                  f"{first.label}: only networks of one shape can be averaged")
+            differ = config_difference(config, first) or "other weights"
+            raise CheckpointError(f"{path} holds another network than {sources[0]} ({differ}): "
+                                  "only networks of one shape can be averaged")
         for k, v in state.items():
             if v.is_floating_point():
                 total[k] += v.double()
@@ -209,9 +216,7 @@ def starting_weights(path: str | Path, config: ModelConfig) -> dict:
             raise CheckpointError(f"--init-weights: {e}") from None
         return grown_state(saved, kept, config)
     if saved != config:
-        mine, theirs = config.to_dict(), saved.to_dict()
-        differ = ", ".join(f"{k}={theirs.get(k)!r} (this run: {mine[k]!r})"
-                           for k in mine if theirs.get(k) != mine[k])
+        differ = config_difference(saved, config, "this run")
         raise CheckpointError(f"--init-weights: {path} holds another network: {differ}; choose the "
                               "run's --model-preset, --model-arch and other network flags to match it")
     # Loaded into a network of this shape once here, so weights that do not fit (a damaged
