@@ -265,7 +265,7 @@ def cpu_threads_per_worker(num_workers: int, cores: int | None = None) -> int:
 
 def limit_cpu_threads(threads: int) -> None:
     """Make this process use ``threads`` CPU threads for torch (and the BLAS/OpenMP libraries
-    under it). Call it in each CPU worker, with :func:`cpu_threads_per_worker`."""
+    under it). Self-play and arena workers call it with 1: the workers are the parallelism."""
     positive_int("threads", threads)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)  # read by the libraries when they load, if not yet loaded

@@ -225,7 +225,7 @@ def test_a_worker_that_cannot_get_the_device_stops_the_run(weights, capfd):
 
 def test_check_device_flags_a_worker_on_another_device(monkeypatch):
     # The parent believes it has an Apple GPU; the spawned worker, a fresh process, finds only what
-    # this machine really has. That is the failure of the seed reports, caught by a real worker.
+    # this machine really has. A worker on the wrong device, caught by a real worker.
     apple = dev.DeviceChoice(torch.device("mps"), "mps", "Apple GPU (MPS)", "auto: MPS is available")
     real = dev.select_device("auto")
     monkeypatch.setattr(dev, "select_device", lambda request="auto": apple)

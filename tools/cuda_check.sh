@@ -6,9 +6,9 @@
 #      (bf16, or fp16 below compute capability 8.0) and in fp32;
 #   4. one torchrun rank with NCCL: a DDP step, a checkpoint and a resume;
 #   5. a short training run with spawned CUDA self-play workers;
-#   6. the overlap measurements (docs/gpu-selfplay.md), each old default beside the new one in
-#      the same run: the GPU tests (CUDA graphs, pinned submit), the stand-in device on the CPU
-#      side, self-play with one group (the old loop) and with two (the CUDA default), at 1, 2, 4
+#   6. the overlap measurements (docs/gpu-selfplay.md), the CPU recipes' layout beside the GPU
+#      one in the same run: the GPU tests (CUDA graphs, pinned submit), the stand-in device on the CPU
+#      side, self-play with one group (the CPU default) and with two (the CUDA default), at 1, 2, 4
 #      and 8 workers for tiny and small, and the forward rate at batch 1,024 they are held to;
 #   7. the trainer's steps with batches made on threads, and the replay buffer's save.
 # Each step has its own time limit and the script goes on after a failure, so one broken step

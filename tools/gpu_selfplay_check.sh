@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Self-play on one GPU against the same network's raw forward rate, the old default beside the
-# new in one run (docs/gpu-selfplay.md#on-a-gpu), sized for a ten-minute lease:
+# Self-play on one GPU against the same network's raw forward rate, the CPU recipes' layout beside
+# the GPU one in one run (docs/gpu-selfplay.md#on-a-gpu), sized for a ten-minute lease:
 #   1. the gpu-marked tests (CUDA graphs, pinned submit): if they fail, what follows measures a
 #      broken path;
 #   2. the raw forward rate of tiny and small at batch 16 to 1,024, fp32 and mixed precision;
-#   3. self-play at $WORKERS workers (default 8) for each preset: the old default (the recipe's
-#      64 games a worker, one batch in flight, eager calls), then the new layout (two groups,
+#   3. self-play at $WORKERS workers (default 8) for each preset: the CPU recipes' layout (64
+#      games a worker, one batch in flight, eager calls), then the GPU layout (two groups,
 #      CUDA graphs) at each of $GAMES games a worker (default "256"; a list such as "1024 512"
 #      measures each: tiny at every size, then small at the first);
 #   4. with MPS=1, the first new tiny row again under NVIDIA's multi-process service, which

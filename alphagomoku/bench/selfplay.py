@@ -108,7 +108,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the recipe's; 2 with --simulated-device)")
     p.add_argument("--graphs", choices=("auto", "off"),
                    help="GPU workers' CUDA graphs: auto (at fixed batch sizes) or off (eager, "
-                        "the old path); default: the recipe's, auto")
+                        "as on a CPU); default: the recipe's, auto")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing the pool, profile one worker's games in this process "
                         "(cProfile, one thread, each backend, or against --simulated-device "

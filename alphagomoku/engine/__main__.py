@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "little from more, and a tournament machine runs two engines at once)")
     p.add_argument("--eval-cache", type=int, default=None, metavar="POSITIONS",
                    help="network answers kept through a game for positions the searches meet "
-                        "again (default 32768, about 46 MB on 15x15; 0: none)")
+                        "again (default 32768, about 40 MB on 15x15; 0: none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the player's random choices")
     return p
 

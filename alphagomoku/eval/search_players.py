@@ -41,7 +41,7 @@ from alphagomoku.nn.onnx_file import is_onnx_file, read_onnx_file
 
 # The network answers a NetworkPlayer keeps. Each move's search meets again much of what the two
 # searches before it evaluated below the new root (`benchmark.py cache` measures how much).
-# About 1.5 KB a position on 15x15: 46 MB.
+# About 1.2 KB a position on 15x15 (nn.cache.entry_bytes): 40 MB.
 PLAYER_EVAL_CACHE = 32_768
 
 # A match's workers build fresh players for every game (alphagomoku.eval.arena). Reading a

@@ -148,7 +148,7 @@ class Evaluator:
         return f"{self.config.label} on {self.device} ({precision}{compiled}{graphs})"
 
     def disable_graphs(self) -> None:
-        """Run eagerly from now on, unpadded (``--graphs off``: the old path, for comparison)."""
+        """Run eagerly from now on, unpadded (``--graphs off``: eager calls, for comparison)."""
         self.graphs = False
         self.batch_sizes = ()
         self._static = None
