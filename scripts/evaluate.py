@@ -16,7 +16,7 @@ import os
 import sys
 
 from alphagomoku.eval.arena import ArenaError, balanced_openings, run_arena, saved_openings
-from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, check_player_spec
+from alphagomoku.eval.specs import SPEC_FORMS, PlayerSpecError, check_player_spec, search_settings
 from alphagomoku.game import GameConfig
 from alphagomoku.game.constants import RULE_NAMES
 
@@ -25,6 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--player-a", required=True, metavar="SPEC", help=f"the player measured ({SPEC_FORMS})")
     p.add_argument("--player-b", required=True, metavar="SPEC", help="the reference player")
+    p.add_argument("--search-a", action="append", default=[], metavar="KEY=VALUE",
+                   help="a search setting of A's network player instead of the default, such as "
+                        "c_puct=2.0 or fpu_reduction=0.1 (a SearchConfig field; repeat for more)")
+    p.add_argument("--search-b", action="append", default=[], metavar="KEY=VALUE",
+                   help="the same for B")
     p.add_argument("--games", type=int, default=None,
                    help="even number of games (default 20; with --openings-from, two for each "
                         "opening there)")
@@ -66,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
             check_player_spec(spec, game)
         except PlayerSpecError as e:
             parser.error(f"{flag}: {e}")
+    search = {}
+    for flag, items, spec in (("--search-a", args.search_a, args.player_a),
+                              ("--search-b", args.search_b, args.player_b)):
+        try:
+            search[flag] = search_settings(items, spec)
+        except ValueError as e:
+            parser.error(f"{flag}: {e}")
     if args.balanced_openings and args.openings_from:
         parser.error("--balanced-openings and --openings-from both choose the openings: give one")
     if args.openings_from and not os.path.isdir(args.openings_from):
@@ -102,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             args.player_a, args.player_b, args.games, game, workers=workers, seed=args.seed,
             opening_moves=args.opening_moves, time_per_move=args.time_per_move,
             out_dir=args.out, device=args.device, progress=not args.no_progress,
-            openings=openings,
+            openings=openings, search_a=search["--search-a"], search_b=search["--search-b"],
         )
     except (ArenaError, ValueError, OSError) as e:
         print(f"evaluate: {e}", file=sys.stderr)

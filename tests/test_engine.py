@@ -239,6 +239,21 @@ def test_command_line_errors():
     assert r.returncode == 0 and r.stdout == ""
     r = run("--eval-cache", "-1")
     assert r.returncode == 2 and "--eval-cache must be 0 (none) or more, got -1" in r.stderr
+    r = run("--search", "cpuct=2")
+    assert r.returncode == 2 and "no setting named 'cpuct'" in r.stderr and "c_puct" in r.stderr
+    r = run("--player", "pure:100", "--search", "c_puct=2")
+    assert r.returncode == 2 and "for network players, not 'pure:100'" in r.stderr
+
+
+def test_search_flag_sets_the_network_players_search_and_says_so():
+    from alphagomoku.engine.__main__ import build_parser, player_factory
+
+    args = build_parser().parse_args(["--search", "c_puct=0.8", "--search", "fpu_reduction=0.1"])
+    player, notes = player_factory(args)()
+    network = player.inner.primary  # the solvers around the shipped network and its fall-back
+    assert (network.search_config.c_puct, network.search_config.fpu_reduction) == (0.8, 0.1)
+    assert network.search_config.vct_leaf_budget > 0  # the solvers' own settings kept beside them
+    assert "search settings: c_puct=0.8 fpu_reduction=0.1" in notes
 
 
 @pytest.mark.parametrize("flags, size", [([], None), (["--eval-cache", "0"], 0),

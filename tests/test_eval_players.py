@@ -20,7 +20,7 @@ from alphagomoku.eval.players import (
     UniformMCTSPlayer,
     fill_budget,
 )
-from alphagomoku.eval.specs import DEFAULT_MODEL, make_player
+from alphagomoku.eval.specs import DEFAULT_MODEL, make_player, search_settings
 from alphagomoku.game import GameConfig, Position
 from test_engine import EngineSession, board_command, parse_move
 
@@ -381,3 +381,46 @@ def test_a_memory_limit_bounds_the_pure_mcts_tree():
     assert pos.legal_mask()[player.choose(pos)]
     assert time.perf_counter() - t0 < 10
     assert player._mcts.playouts == 2000
+
+
+# -- search settings -----------------------------------------------------------------------------
+def test_search_settings_take_each_field_in_its_type():
+    got = search_settings(["c_puct=2", "leaves_per_tree=4", "root_rule=gumbel",
+                           "vcf_root_budget=none", " fpu_reduction = 0.1 "])
+    assert got == {"c_puct": 2.0, "leaves_per_tree": 4, "root_rule": "gumbel",
+                   "vcf_root_budget": None, "fpu_reduction": 0.1}
+    assert isinstance(got["c_puct"], float) and isinstance(got["leaves_per_tree"], int)
+    assert search_settings([]) == {}
+
+
+@pytest.mark.parametrize("items, spec, words", [
+    (["c_puct"], None, "write KEY=VALUE"),
+    (["cpuct=2"], None, "no setting named 'cpuct'"),
+    (["num_simulations=50"], None, "set by the player spec or the network"),
+    (["vcf_plane_budget=100"], None, "set by the player spec or the network"),
+    (["leaves_per_tree=two"], None, "leaves_per_tree takes int"),
+    (["c_puct=-1"], None, "c_puct must be in (0.0, inf)"),
+    (["root_rule=greedy"], None, "root_rule must be one of"),
+    (["c_puct=2"], "pure:100", "for network players, not 'pure:100'"),
+    (["c_puct=2"], "vct:random", "for network players, not 'vct:random'"),
+])
+def test_search_settings_refuse_what_no_network_player_can_take(items, spec, words):
+    with pytest.raises(ValueError) as e:
+        search_settings(items, spec)
+    assert words in str(e.value)
+
+
+def test_a_network_player_searches_with_its_settings_and_the_match_names_them(tiny_model_path):
+    spec = f"vct:net:{tiny_model_path}:16"
+    player = make_player(spec, device="cpu", search={"c_puct": 3.0, "fpu_reduction": 0.0})
+    config = player.inner.search_config
+    assert (config.c_puct, config.fpu_reduction) == (3.0, 0.0)
+    assert config.vct_leaf_budget > 0  # the solvers' settings are added to the given ones
+    assert make_player(spec, device="cpu").inner.search_config.c_puct == 1.25
+    with pytest.raises(ValueError, match="for network players"):
+        make_player("pure:10", search={"c_puct": 3.0})
+
+    result = run_arena(spec, spec, 2, GAME9, workers=0, search_a={"c_puct": 3.0}, progress=False)
+    assert result.player_a == f"{spec} [c_puct=3.0]" and result.player_b == spec
+    names = {result.records[0].black, result.records[0].white}
+    assert names == {f"{spec} [c_puct=3.0]", spec}

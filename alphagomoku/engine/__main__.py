@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-cache", type=int, default=None, metavar="POSITIONS",
                    help="network answers kept through a game for positions the searches meet "
                         "again (default 32768, about 40 MB on 15x15; 0: none)")
+    p.add_argument("--search", action="append", default=[], metavar="KEY=VALUE",
+                   help="a search setting of the network player instead of the default, such as "
+                        "c_puct=2.0 (a SearchConfig field; repeat for more)")
     p.add_argument("--seed", type=int, default=0, help="seed of the player's random choices")
     return p
 
@@ -105,7 +108,8 @@ def player_factory(args):
 
     def make():
         from alphagomoku.eval.players import BoardFallbackPlayer, TacticalPlayer
-        from alphagomoku.eval.specs import DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player
+        from alphagomoku.eval.specs import (DEFAULT_MODEL, FALLBACK_PLAYOUTS, make_player,
+                                            search_settings)
 
         notes = []
         shipped = None if args.player or args.checkpoint else default_network(args)
@@ -123,7 +127,10 @@ def player_factory(args):
             spec = f"{spec}:{args.simulations}"
         player = make_player(spec, seed=args.seed, device=args.device,
                              backend=args.inference_backend, threads=args.threads,
-                             precision=args.onnx_precision)
+                             precision=args.onnx_precision,
+                             search=search_settings(args.search, spec))
+        if args.search:
+            notes.append(f"search settings: {' '.join(args.search)}")
         cfg = getattr(getattr(player, "model", None), "config", None)
         if shipped is not None:
             # Every board the shipped network does not know gets pure MCTS, never an ERROR.
@@ -175,6 +182,13 @@ def main(argv: list[str] | None = None) -> int:
             parse_player_spec(args.player)
         except PlayerSpecError as e:
             parser.error(f"--player: {e}")
+    if args.search:
+        from alphagomoku.eval.specs import search_settings
+
+        try:
+            search_settings(args.search, args.player)
+        except ValueError as e:
+            parser.error(f"--search: {e}")
 
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # stray prints must not reach the manager

@@ -159,6 +159,16 @@ class GameTask:
     seed: int
     time_per_move: float | None
     device: str
+    search_a: tuple = ()  # (field, value) pairs of SearchConfig that A's network player takes
+    search_b: tuple = ()
+
+
+def player_label(spec: str, search: dict | tuple | None) -> str:
+    """``spec``, and the search settings it plays with: how a match names the player."""
+    pairs = dict(search or {})
+    if not pairs:
+        return spec
+    return f"{spec} [{' '.join(f'{k}={v}' for k, v in pairs.items())}]"
 
 
 def _worker_init() -> None:
@@ -178,11 +188,14 @@ def _play_task(task: GameTask) -> tuple[int, str, dict | str]:
     made = []
     try:
         game = GameConfig(**task.game)
-        a = make_player(task.spec_a, seed=2 * task.seed, device=task.device)
+        a = make_player(task.spec_a, seed=2 * task.seed, device=task.device,
+                        search=dict(task.search_a))
         made.append(a)
-        b = make_player(task.spec_b, seed=2 * task.seed + 1, device=task.device)
+        b = make_player(task.spec_b, seed=2 * task.seed + 1, device=task.device,
+                        search=dict(task.search_b))
         made.append(b)
-        if task.spec_a == task.spec_b:  # the record must still tell the two sides apart
+        a.name, b.name = player_label(a.name, task.search_a), player_label(b.name, task.search_b)
+        if a.name == b.name:  # the record must still tell the two sides apart
             a.name, b.name = f"{a.name} (A)", f"{b.name} (B)"
         black, white = (a, b) if task.a_black else (b, a)
         black.reset(game)
@@ -457,7 +470,8 @@ def screen_even_openings(spec: str, draw, game: GameConfig, count: int, seed: in
 
 def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int = 0,
                opening_moves: int = 2, time_per_move: float | None = None,
-               device: str = "auto", openings: list | None = None) -> list[GameTask]:
+               device: str = "auto", openings: list | None = None,
+               search_a: dict | None = None, search_b: dict | None = None) -> list[GameTask]:
     """Games 2k and 2k+1 play opening k (of ``openings`` if given, else of
     :func:`make_openings`), A black in the first and white in the second."""
     if not isinstance(games, int) or games < 2 or games % 2:
@@ -468,17 +482,21 @@ def make_tasks(spec_a: str, spec_b: str, games: int, game: GameConfig, seed: int
     elif len(openings) < games // 2:
         raise ValueError(f"{games} games need {games // 2} openings, got {len(openings)}")
     return [GameTask(i, spec_a, spec_b, i % 2 == 0, game.to_dict(), openings[i // 2],
-                     seed * 100_003 + i, time_per_move, device)
+                     seed * 100_003 + i, time_per_move, device,
+                     tuple((search_a or {}).items()), tuple((search_b or {}).items()))
             for i in range(games)]
 
 
 def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = None,
               workers: int = 0, seed: int = 0, opening_moves: int = 2,
               time_per_move: float | None = None, out_dir=None, device: str = "auto",
-              progress: bool = True, openings: list | None = None) -> ArenaResult:
+              progress: bool = True, openings: list | None = None,
+              search_a: dict | None = None, search_b: dict | None = None) -> ArenaResult:
     """Play ``games`` games of A (``spec_a``) against B; see :mod:`alphagomoku.eval.specs` for
     the specs. ``openings``: the openings to play (each twice), instead of ``opening_moves``
-    random stones (see :func:`balanced_openings`). ``out_dir``: each game is written there as
+    random stones (see :func:`balanced_openings`). ``search_a``, ``search_b``: SearchConfig
+    fields a side's network player takes instead of the defaults
+    (:func:`alphagomoku.eval.specs.search_settings`). ``out_dir``: each game is written there as
     ``game_NNNN.psq`` and ``.txt`` as it finishes. Raises ArenaError if any game fails."""
     from alphagomoku.eval.specs import check_player_spec
     from alphagomoku.progress import progress as progress_display
@@ -488,12 +506,12 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
         check_player_spec(spec, game)
     non_negative_int("workers", workers)
     tasks = make_tasks(spec_a, spec_b, games, game, seed, opening_moves, time_per_move, device,
-                       openings)
+                       openings, search_a, search_b)
     out = Path(out_dir) if out_dir is not None else None
-    result = ArenaResult(spec_a, spec_b, game)
+    result = ArenaResult(player_label(spec_a, search_a), player_label(spec_b, search_b), game)
     done: dict[int, GameRecord] = {}
     tally = [0, 0, 0]  # A's wins, draws, losses so far
-    desc = f"{spec_a} vs {spec_b}"
+    desc = f"{result.player_a} vs {result.player_b}"
     bar = progress_display(total=len(tasks), desc=desc if len(desc) <= 50 else desc[:47] + "...",
                            unit="game", disable=not progress)
     t0 = time.perf_counter()
@@ -501,7 +519,8 @@ def run_arena(spec_a: str, spec_b: str, games: int, game: GameConfig | None = No
     def collect(index: int, status: str, payload) -> None:
         task = tasks[index]
         if status != "ok":
-            black, white = (task.spec_a, task.spec_b) if task.a_black else (task.spec_b, task.spec_a)
+            black, white = ((result.player_a, result.player_b) if task.a_black
+                            else (result.player_b, result.player_a))
             raise ArenaError(f"game {index} ({black} black vs {white} white, opening "
                              f"{list(task.opening)}) failed:\n{payload}")
         record = GameRecord.from_dict(payload)

@@ -159,17 +159,75 @@ def check_player_spec(spec: str, game=None) -> PlayerSpec:
     return p
 
 
+# Search settings a player may not take: the spec or the move time sets the simulations, and the
+# network decides which input planes its leaves need.
+_FIXED_SEARCH = ("num_simulations", "vcf_plane_budget", "rule_planes")
+
+
+def search_settings(items, spec: str | None = None) -> dict:
+    """``KEY=VALUE`` strings (``c_puct=2.0``, ``root_rule=gumbel``, ``vcf_root_budget=none``) as
+    SearchConfig changes for the network player ``spec`` names; a ValueError names the bad item
+    (or a ``spec`` that is no network player) and says why."""
+    import dataclasses
+
+    from alphagomoku.mcts import SearchConfig
+
+    if items and spec is not None:
+        p = parse_player_spec(spec, check_files=False)
+        while p.inner is not None:
+            p = p.inner
+        if p.kind != "net":
+            raise ValueError(f"search settings are for network players, not {spec!r}")
+
+    fields = {f.name: str(f.type) for f in dataclasses.fields(SearchConfig)}
+    changes = {}
+    for item in items:
+        key, sep, text = str(item).partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not key or not text:
+            raise ValueError(f"search setting {item!r}: write KEY=VALUE, such as c_puct=2.0")
+        if key not in fields:
+            names = ", ".join(sorted(set(fields) - set(_FIXED_SEARCH)))
+            raise ValueError(f"search setting {item!r}: no setting named {key!r} (the settings "
+                             f"are SearchConfig's: {names})")
+        if key in _FIXED_SEARCH:
+            raise ValueError(f"search setting {item!r}: {key} is set by the player spec or the "
+                             "network, not here")
+        kind = fields[key]
+        try:
+            if "None" in kind and text.lower() == "none":
+                changes[key] = None
+            elif kind.startswith("int"):
+                changes[key] = int(text)
+            elif kind.startswith("float"):
+                changes[key] = float(text)
+            else:
+                changes[key] = text
+        except ValueError:
+            raise ValueError(f"search setting {item!r}: {key} takes {kind.split(' ')[0]}") from None
+    try:
+        SearchConfig(**changes)
+    except ValueError as e:
+        raise ValueError(f"search settings {' '.join(map(str, items))}: {e}") from None
+    return changes
+
+
 def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, device: str = "auto",
-                backend: str = "auto", threads: int = 1, precision: str = "fp32"):
+                backend: str = "auto", threads: int = 1, precision: str = "fp32",
+                search: dict | None = None):
     """The player ``spec`` names. ``seed`` varies the random choices of the players that make
     any; ``time_per_move`` (seconds) bounds each move's search; ``device``, ``backend`` (the
-    inference backend), ``threads`` and ``precision`` (ONNX Runtime's) are for networks."""
+    inference backend), ``threads`` and ``precision`` (ONNX Runtime's) are for networks, and so
+    is ``search``: SearchConfig fields that replace the players' defaults (see
+    :func:`search_settings`)."""
     from alphagomoku.eval import players
 
     p = parse_player_spec(spec)
+    if search and p.kind not in ("tactics", "vcf", "vct", "net"):
+        raise PlayerSpecError(f"search settings are for network players, not {p.text!r}")
     if p.kind in ("tactics", "vcf", "vct"):
         inner = make_player(p.inner.text, seed, time_per_move, device, backend, threads,
-                            precision)
+                            precision, search)
         player = players.TacticalPlayer(inner, vcf=p.kind == "vcf", vct=p.kind == "vct")
         player.name = p.text
         return player
@@ -180,9 +238,12 @@ def make_player(spec: str, seed: int = 0, time_per_move: float | None = None, de
     if p.kind == "uniform":
         return players.UniformMCTSPlayer(p.count, seed=seed, time_per_move=time_per_move, name=p.text)
     if p.kind == "net":
+        from alphagomoku.mcts import search_config
+
         return players.NetworkPlayer(p.path, simulations=p.count, time_per_move=time_per_move,
                                      device=device, seed=seed, name=p.text, backend=backend,
-                                     threads=threads, precision=precision)
+                                     threads=threads, precision=precision,
+                                     search_config=search_config(**search) if search else None)
     from alphagomoku.eval.external import ExternalEnginePlayer
 
     return ExternalEnginePlayer(p.command, name=p.text)
