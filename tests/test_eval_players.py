@@ -385,10 +385,10 @@ def test_a_memory_limit_bounds_the_pure_mcts_tree():
 
 # -- search settings -----------------------------------------------------------------------------
 def test_search_settings_take_each_field_in_its_type():
-    got = search_settings(["c_puct=2", "leaves_per_tree=4", "root_rule=gumbel",
-                           "vcf_root_budget=none", " fpu_reduction = 0.1 "])
-    assert got == {"c_puct": 2.0, "leaves_per_tree": 4, "root_rule": "gumbel",
-                   "vcf_root_budget": None, "fpu_reduction": 0.1}
+    got = search_settings(["c_puct=2", "leaves_per_tree=4", "vcf_root_budget=none",
+                           " fpu_reduction = 0.1 "])
+    assert got == {"c_puct": 2.0, "leaves_per_tree": 4, "vcf_root_budget": None,
+                   "fpu_reduction": 0.1}
     assert isinstance(got["c_puct"], float) and isinstance(got["leaves_per_tree"], int)
     assert search_settings([]) == {}
 
@@ -400,7 +400,8 @@ def test_search_settings_take_each_field_in_its_type():
     (["vcf_plane_budget=100"], None, "set by the player spec or the network"),
     (["leaves_per_tree=two"], None, "leaves_per_tree takes int"),
     (["c_puct=-1"], None, "c_puct must be in (0.0, inf)"),
-    (["root_rule=greedy"], None, "root_rule must be one of"),
+    (["dirichlet_eps=1.5"], None, "dirichlet_eps must be in [0.0, 1.0]"),
+    (["root_rule=gumbel"], None, "belongs to self-play's Gumbel root"),
     (["c_puct=2"], "pure:100", "for network players, not 'pure:100'"),
     (["c_puct=2"], "vct:random", "for network players, not 'vct:random'"),
 ])

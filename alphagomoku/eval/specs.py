@@ -162,10 +162,13 @@ def check_player_spec(spec: str, game=None) -> PlayerSpec:
 # Search settings a player may not take: the spec or the move time sets the simulations, and the
 # network decides which input planes its leaves need.
 _FIXED_SEARCH = ("num_simulations", "vcf_plane_budget", "rule_planes")
+# Self-play's Gumbel root: a player's search grows until its time is up and then plays its most
+# visited move, where sequential halving needs its whole budget planned ahead.
+_SELFPLAY_SEARCH = ("root_rule", "interior_rule", "gumbel_m", "gumbel_c_visit", "gumbel_c_scale")
 
 
 def search_settings(items, spec: str | None = None) -> dict:
-    """``KEY=VALUE`` strings (``c_puct=2.0``, ``root_rule=gumbel``, ``vcf_root_budget=none``) as
+    """``KEY=VALUE`` strings (``c_puct=2.0``, ``leaves_per_tree=4``, ``vcf_root_budget=none``) as
     SearchConfig changes for the network player ``spec`` names; a ValueError names the bad item
     (or a ``spec`` that is no network player) and says why."""
     import dataclasses
@@ -179,17 +182,21 @@ def search_settings(items, spec: str | None = None) -> dict:
         if p.kind != "net":
             raise ValueError(f"search settings are for network players, not {spec!r}")
 
-    fields = {f.name: str(f.type) for f in dataclasses.fields(SearchConfig)}
+    fields = {f.name: str(f.type) for f in dataclasses.fields(SearchConfig)
+              if f.name not in _SELFPLAY_SEARCH}
     changes = {}
     for item in items:
         key, sep, text = str(item).partition("=")
         key, text = key.strip(), text.strip()
         if not sep or not key or not text:
             raise ValueError(f"search setting {item!r}: write KEY=VALUE, such as c_puct=2.0")
+        if key in _SELFPLAY_SEARCH:
+            raise ValueError(f"search setting {item!r}: {key} belongs to self-play's Gumbel root; "
+                             "a player searches with a PUCT root and plays its most visited move")
         if key not in fields:
             names = ", ".join(sorted(set(fields) - set(_FIXED_SEARCH)))
-            raise ValueError(f"search setting {item!r}: no setting named {key!r} (the settings "
-                             f"are SearchConfig's: {names})")
+            raise ValueError(f"search setting {item!r}: no setting named {key!r} (a player takes "
+                             f"{names})")
         if key in _FIXED_SEARCH:
             raise ValueError(f"search setting {item!r}: {key} is set by the player spec or the "
                              "network, not here")
