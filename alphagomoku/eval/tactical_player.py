@@ -55,8 +55,9 @@ VCF_LEAF_NODES = 100
 # With ``vct``, the wrapped PUCT player's search also runs a VCT search at each of the root's
 # moves, for the opponent (SearchConfig.vct_leaf_budget, _depth, _plies), unless its config sets
 # one: a move that lets the opponent win by threats is then proved lost inside the search, which
-# spends its visits on the others. Every node instead of the root's moves, or 300 nodes at
-# depth 1, cost more network evaluations than they saved (docs/benchmarks.md).
+# spends its visits on the others. At every node (300 nodes, depth 1), or deeper at the root's
+# moves (10,000 nodes, depth 3), the proofs cost more network evaluations than they save and the
+# player loses (docs/benchmarks.md, "The players' search settings").
 VCT_LEAF_NODES = 3000
 VCT_LEAF_DEPTH = 2
 VCT_LEAF_PLIES = 1
