@@ -338,35 +338,44 @@ def test_network_player_refuses_an_eval_cache_that_cannot_work(tiny_model_path, 
         NetworkPlayer(tiny_model_path, device="cpu", eval_cache=size)
 
 
-def test_a_memory_limit_bounds_the_timed_trees_and_then_the_cache(tiny_model_path):
+def test_a_memory_limit_is_shared_by_the_cache_and_the_timed_tree(tiny_model_path):
     from alphagomoku.eval.players import MAX_TIMED_SIMULATIONS, MIN_TREE_NODES, limit_memory
     from alphagomoku.mcts.tree import node_bytes
     from alphagomoku.nn.cache import entry_bytes
 
     area = GAME9.area
     player = NetworkPlayer(tiny_model_path, time_per_move=30.0, device="cpu")
+    entry = entry_bytes(area, player.model.config.num_planes)
     wrapped = TacticalPlayer(player, vcf=False, vct=False)
-    limit_memory(wrapped, 1500 * node_bytes(area))  # a tree of 1,500 nodes, no room to cache
-    assert player.memory_bytes == 1500 * node_bytes(area)
+    # Half for the cache, the rest for a tree of 1,500 nodes.
+    cached = 1500 * node_bytes(area) // entry
+    limit = 1500 * node_bytes(area) + cached * entry
+    limit_memory(wrapped, limit)
+    assert player.memory_bytes == limit
     wrapped.reset(GAME9)
+    assert player.cache_capacity() == cached
     pos = Position.from_moves(["e5"], GAME9)
     t0 = time.perf_counter()
     assert pos.legal_mask()[wrapped.choose(pos)]
     assert time.perf_counter() - t0 < 10  # the tree's cap ended the search, not the 30 s
     assert player.last_visits.sum() == 1500 - 1
-    assert player.cache_capacity() == 0 and player.cache is None
+    assert player.cache.capacity == cached and 0 < len(player.cache) <= cached
     limit_memory(wrapped, 0)  # nothing left: the smallest tree worth searching, and no cache
     wrapped.choose(pos)
     assert player.last_visits.sum() == MIN_TREE_NODES - 1 and player.cache_capacity() == 0
-    # What is left after a whole tree of the most simulations goes to the cache.
-    tree = MAX_TIMED_SIMULATIONS * node_bytes(area)
-    limit_memory(wrapped, tree + 500 * entry_bytes(area, player.model.config.num_planes))
-    assert player.cache_capacity() == 500
-    player.time_per_move, player.simulations = None, 32
+    # Without a cache the tree takes it all.
+    limit_memory(wrapped, 1200 * node_bytes(area))
+    player.eval_cache = 0
     wrapped.choose(pos)
-    assert player.cache.capacity == 500 and len(player.cache) <= 500
+    assert player.last_visits.sum() == 1200 - 1 and player.cache_capacity() == 0
+    # Room to spare: the whole cache, and the tree up to the most simulations.
+    player.eval_cache = PLAYER_EVAL_CACHE
+    limit_memory(wrapped, 10**12)
+    assert player.cache_capacity() == PLAYER_EVAL_CACHE
+    assert player._limit(1.0, area) == MAX_TIMED_SIMULATIONS
     limit_memory(wrapped, None)
     assert player.cache_capacity() == PLAYER_EVAL_CACHE
+    assert player._limit(1.0, area) == MAX_TIMED_SIMULATIONS
 
 
 def test_a_memory_limit_bounds_the_pure_mcts_tree():

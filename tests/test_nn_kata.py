@@ -425,14 +425,16 @@ def test_the_engine_plays_start_20_and_every_rule_with_the_network(kata_file):
 
 def test_a_memory_limit_is_kept_on_the_board_being_played():
     """A kata network trained on 15x15 playing 20x20: the cache is sized for 20x20's larger
-    trees and entries, not the board it was trained on."""
+    entries, not the board it was trained on."""
     from alphagomoku.eval.players import NetworkPlayer
+    from alphagomoku.nn.cache import entry_bytes
 
     player = NetworkPlayer(PolicyValueNet(ModelConfig.preset("tiny", 15, arch="kata")).eval(),
                            time_per_move=0.1, device="cpu")
-    player.memory_bytes = 80 * 2**20   # room for a 20x20 tree and some cache beside it
+    player.memory_bytes = 40 * 2**20   # half of it holds fewer answers than the cache's default
     sizes = {}
     for size in (15, 20):
         player.reset(GameConfig(width=size))
         sizes[size] = player.cache_capacity()
-    assert 0 < sizes[20] < sizes[15]
+        assert sizes[size] == 20 * 2**20 // entry_bytes(size * size, player.model.config.num_planes)
+    assert 0 < sizes[20] < sizes[15] < player.eval_cache

@@ -5,7 +5,9 @@
 Plays ``pbrain-alphagomoku`` (the shipped model, everything on) against a second copy of it
 (no VCT, no cache: a quicker opponent) on 15x15, starting a new game when one ends, and reads
 the first engine's resident memory from /proc (Linux only). With ``--max-memory`` the first
-engine is sent ``INFO max_memory`` after START, and its MESSAGE about the limit is printed.
+engine is sent ``INFO max_memory`` after START, and its MESSAGE about the limit is printed. The
+seconds each of its moves took are printed too: with a long ``--turn-ms`` they show where its
+search tree fills before the time is up.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -61,9 +64,12 @@ def main() -> None:
     if args.max_memory:
         me.send(f"INFO max_memory {args.max_memory * 2**20}")
     plies = games = 0
+    seconds = []
     me.send("BEGIN")
     while plies < args.plies:
+        start = time.monotonic()
         move = me.answer()
+        seconds.append(time.monotonic() - start)
         other.send(f"TURN {move}")
         reply = other.answer()
         plies += 1
@@ -78,6 +84,7 @@ def main() -> None:
         me.send(f"TURN {reply}")
     print(f"{plies} plies, {games} games ended: peak {me.megabytes('VmHWM')} MB resident, "
           f"{me.megabytes('VmRSS')} MB now")
+    print("its moves took " + ", ".join(f"{t:.1f}" for t in seconds) + " s")
     for engine in (me, other):
         engine.send("END")
         engine.proc.wait()

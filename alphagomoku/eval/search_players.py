@@ -21,6 +21,7 @@ import numpy as np
 from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.device import DeviceChoice, cpu_name, select_device
 from alphagomoku.eval.move_budget import (
+    CACHE_MEMORY_SHARE,
     FIRST_CHUNK,
     MAX_TIMED_PLAYOUTS,
     MAX_TIMED_SIMULATIONS,
@@ -34,7 +35,6 @@ from alphagomoku.mcts import Forest, PureMCTS, SearchConfig, search, uniform_eva
 from alphagomoku.mcts import search_config as player_defaults
 from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, NetworkEvaluator
 from alphagomoku.mcts.search import fit_to_evaluator
-from alphagomoku.mcts.tree import node_bytes
 from alphagomoku.nn.cache import EvaluationCache, entry_bytes
 from alphagomoku.nn.inference_backend import make_evaluator
 from alphagomoku.nn.onnx_file import is_onnx_file, read_onnx_file
@@ -210,11 +210,16 @@ class PuctPlayer(ABC):
         self._search(Position(game), FIRST_CHUNK)
         self._search_until(Position(game), FIRST_CHUNK, budget_s=3600.0)
 
+    def _tree_memory(self, area: int) -> int | None:
+        """The bytes a timed search's tree may take on a board of ``area`` points (None: no
+        limit)."""
+        return self.memory_bytes
+
     def _limit(self, budget: float | None, area: int) -> int:
         if self.simulations is not None:
             return self.simulations
         if budget is not None:
-            return tree_cap(self.memory_bytes, area, MAX_TIMED_SIMULATIONS)
+            return tree_cap(self._tree_memory(area), area, MAX_TIMED_SIMULATIONS)
         if self.search_config is not None:
             return self.search_config.num_simulations
         return player_defaults().num_simulations
@@ -346,17 +351,24 @@ class NetworkPlayer(PuctPlayer):
             self.model = source
             self.evaluator = make_evaluator(source, self.device.device, "torch", threads=threads)
 
-    def cache_capacity(self) -> int:
-        """The answers its cache keeps: ``eval_cache``, or fewer when a memory limit must also
-        hold a whole tree of a timed search."""
+    def _entry_bytes(self) -> int:
+        """The bytes of one cached answer on the board being played."""
         config = self.model.config
+        # The game's board: a network that plays every size was trained on one of them.
+        return entry_bytes(self.game_area or config.width * config.height, config.num_planes)
+
+    def cache_capacity(self) -> int:
+        """The answers its cache keeps: ``eval_cache``, or fewer when they would take more than
+        CACHE_MEMORY_SHARE of a memory limit (the tree of a timed search gets the rest)."""
         if self.memory_bytes is None:
             return self.eval_cache
-        # The game's board: a network that plays every size was trained on one of them.
-        area = self.game_area or config.width * config.height
-        left = self.memory_bytes - tree_cap(self.memory_bytes, area,
-                                            MAX_TIMED_SIMULATIONS) * node_bytes(area)
-        return min(self.eval_cache, max(0, left // entry_bytes(area, config.num_planes)))
+        share = int(self.memory_bytes * CACHE_MEMORY_SHARE)
+        return min(self.eval_cache, share // self._entry_bytes())
+
+    def _tree_memory(self, area: int) -> int | None:
+        if self.memory_bytes is None:
+            return None
+        return self.memory_bytes - self.cache_capacity() * self._entry_bytes()
 
     def _evaluator(self) -> NetworkEvaluator:
         capacity = self.cache_capacity()

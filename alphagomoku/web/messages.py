@@ -12,8 +12,7 @@ import json
 RULES = ("freestyle", "standard", "renju")
 # The most simulations one analysis or move may ask for, and the longest move time: a page can
 # ask for a long think, but not for one that outlives the person waiting for it. 20,000
-# simulations is a tree of about 46 MB on 15x15 (100 MB on 22x22), the players' own cap on a
-# timed search (eval.players.MAX_TIMED_SIMULATIONS).
+# simulations is a tree of about 46 MB on 15x15 (100 MB on 22x22).
 MAX_SIMULATIONS = 20_000
 MAX_SECONDS = 120.0
 MAX_TEXT = 200_000  # a .psq file of a full board is a few KB

@@ -35,8 +35,8 @@ log = logging.getLogger("alphagomoku.web")
 # Playouts of the pure-MCTS player on boards the network does not play, when the strength is
 # given as network simulations: random playouts are much cheaper than network calls.
 PLAYOUTS_PER_SIMULATION = 20
-# What one page's player may keep (search trees, the network's cache of answers): room for a
-# timed search's full tree on 15x15 (MAX_TIMED_SIMULATIONS nodes, 46 MB) and a cache beside it.
+# What one page's player may keep (search trees, the network's cache of answers): on 15x15, the
+# cache at its full size (about 40 MB) and a timed search's tree of about 25,000 nodes beside it.
 PAGE_MEMORY_BYTES = 96 * 2**20
 # Without a time per move, a pure-MCTS move still runs under this budget: it is searched in
 # short steps only when timed, and short steps are what lets a search be stopped.
