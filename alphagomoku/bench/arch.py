@@ -36,16 +36,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _as_arch(cfg, arch: str):
-    """The recipe's self-play with a network of shape ``arch``; for az, without what only a
-    kata network has (auxiliary targets, several boards or rules), which self-play does not
-    use anyway."""
+    """The recipe's self-play with a network of shape ``arch``; for az, without the auxiliary
+    targets, which only a kata network has and self-play does not use anyway."""
     from alphagomoku.bench import UsageError
     from alphagomoku.train.config import ConfigError
 
     changes = {"model_arch": arch}
     if arch == "az":
         changes.update(aux_reply_weight=0.0, soft_policy_weight=0.0, short_value_weight=0.0,
-                       future_weight=0.0, board_sizes="", rules="", variant_mix="")
+                       future_weight=0.0)
     try:
         return dataclasses.replace(cfg, **changes)
     except ConfigError as e:

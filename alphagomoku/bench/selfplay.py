@@ -117,7 +117,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def recipe_config(args):
-    """The TrainConfig whose self-play is timed: the recipe, with the flags that were given."""
+    """The TrainConfig whose self-play is timed: the recipe, with the flags that were given, on
+    one board and rule (the recipe's main ones, or ``--board-size``): a recipe that mixes
+    several is timed on that one."""
     from alphagomoku.bench import UsageError
     from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.recipes import recipe_path
@@ -131,6 +133,7 @@ def recipe_config(args):
     if getattr(args, "graphs", None) is not None:
         flags["cuda_graphs"] = args.graphs
     changes = {k: v for k, v in flags.items() if v is not None}
+    changes.update(board_sizes="", rules="", variant_mix="")
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
     except ConfigError as e:
