@@ -210,16 +210,15 @@ class PuctPlayer(ABC):
         self._search(Position(game), FIRST_CHUNK)
         self._search_until(Position(game), FIRST_CHUNK, budget_s=3600.0)
 
-    def _tree_memory(self, area: int) -> int | None:
-        """The bytes a timed search's tree may take on a board of ``area`` points (None: no
-        limit)."""
+    def _tree_memory(self) -> int | None:
+        """The bytes a timed search's tree may take (None: no limit)."""
         return self.memory_bytes
 
     def _limit(self, budget: float | None, area: int) -> int:
         if self.simulations is not None:
             return self.simulations
         if budget is not None:
-            return tree_cap(self._tree_memory(area), area, MAX_TIMED_SIMULATIONS)
+            return tree_cap(self._tree_memory(), area, MAX_TIMED_SIMULATIONS)
         if self.search_config is not None:
             return self.search_config.num_simulations
         return player_defaults().num_simulations
@@ -365,7 +364,7 @@ class NetworkPlayer(PuctPlayer):
         share = int(self.memory_bytes * CACHE_MEMORY_SHARE)
         return min(self.eval_cache, share // self._entry_bytes())
 
-    def _tree_memory(self, area: int) -> int | None:
+    def _tree_memory(self) -> int | None:
         if self.memory_bytes is None:
             return None
         return self.memory_bytes - self.cache_capacity() * self._entry_bytes()
