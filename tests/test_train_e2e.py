@@ -70,18 +70,20 @@ def test_two_workers_two_epochs_then_resume(tmp_path):
 
 @pytest.mark.slow
 def test_a_run_with_vcf_planes_trains_plays_and_keeps_them(tmp_path):
-    """--vcf-plane-budget through a spawned worker, the trainer's batches and the saved model;
-    a player built from the checkpoint writes the planes itself; a resume cannot change them."""
+    """--vcf-plane-budget and --model-threat-planes through a spawned worker, the trainer's
+    batches and the saved model; a player built from the checkpoint writes the planes itself; a
+    resume cannot change them."""
     from alphagomoku.eval.specs import make_player
     from alphagomoku.game import GameConfig, Position
 
     run = tmp_path / "run"
     first = train(["--parallel-workers", "1", "--epochs", "1", "--vcf-plane-budget", "50",
-                   "--run-dir", str(run)])
+                   "--model-threat-planes", "1", "--run-dir", str(run)])
     assert first.returncode == 0, first.stderr[-3000:]
     latest = run / "checkpoints" / "latest.pt"
     model_config = load_checkpoint(latest)["model_config"]
-    assert model_config["vcf_plane_budget"] == 50 and model_config["num_planes"] == 7
+    assert model_config["vcf_plane_budget"] == 50 and model_config["threat_planes"]
+    assert model_config["num_planes"] == 13
     player = make_player(f"net:{latest}:8", device="cpu")
     game = GameConfig(width=7, n_in_row=4)
     player.reset(game)
@@ -90,6 +92,9 @@ def test_a_run_with_vcf_planes_trains_plays_and_keeps_them(tmp_path):
     changed = train(["--parallel-workers", "0", "--epochs", "2", "--run-dir", str(run),
                      "--resume", "--vcf-plane-budget", "0"])
     assert changed.returncode == 1 and "vcf_plane_budget=50" in changed.stderr
+    changed = train(["--parallel-workers", "0", "--epochs", "2", "--run-dir", str(run),
+                     "--resume", "--model-threat-planes", "0"])
+    assert changed.returncode == 1 and "model_threat_planes=1" in changed.stderr
 
 
 def test_a_run_directory_is_never_overwritten_and_bad_resumes_explain_themselves(tmp_path):

@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     for variant, buffer in variant_buffers(args.run_dir, cfg):
         indices = rng.choice(len(buffer), min(args.positions, len(buffer)), replace=False)
         batch = make_batch(buffer, indices, None, variant.game, cfg.value_q_weight,
-                           config.vcf_plane_budget, config.rule_planes)
+                           config.vcf_plane_budget, config.rule_planes,
+                           threat_planes=config.threat_planes)
         report[variant.name] = read_both_ways(args.weights, batch)
     if args.json:
         print(json.dumps(report, indent=1))

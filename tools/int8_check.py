@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     for variant, buffer in variant_buffers(args.run_dir, cfg):
         indices = rng.choice(len(buffer), min(args.positions, len(buffer)), replace=False)
         batch = make_batch(buffer, indices, rng, variant.game, 0.0,
-                           model.config.vcf_plane_budget, model.config.rule_planes)
+                           model.config.vcf_plane_budget, model.config.rule_planes,
+                           threat_planes=model.config.threat_planes)
         report[variant.name] = compare(model, batch.planes, args.seconds)
     if args.json:
         print(json.dumps(report, indent=1))

@@ -72,7 +72,8 @@ def run(args) -> dict:
     model = _load(path)
     cfg = dataclasses.replace(cfg, board_size=model.config.width,
                               vcf_plane_budget=model.config.vcf_plane_budget,
-                              model_arch=model.config.arch)
+                              model_arch=model.config.arch,
+                              model_threat_planes=int(model.config.threat_planes))
     torch.set_num_threads(1)  # as in a CPU self-play worker
     spec = worker_spec(cfg, select_device("cpu"))
     out: dict = {"model": path, "recipe": args.recipe,

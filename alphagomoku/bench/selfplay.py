@@ -402,7 +402,8 @@ def run(args) -> dict:
     if args.model:
         model = trained_model(args.model, cfg.board_size)
         cfg = dataclasses.replace(cfg, vcf_plane_budget=model.config.vcf_plane_budget,
-                                  model_arch=model.config.arch)
+                                  model_arch=model.config.arch,
+                                  model_threat_planes=int(model.config.threat_planes))
     else:
         model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
                                                   vcf_plane_budget=cfg.vcf_plane_budget)).eval()

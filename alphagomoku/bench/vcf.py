@@ -348,6 +348,7 @@ def run(args) -> dict:
 
     base = SearchConfig(num_simulations=args.simulations, dirichlet_eps=0.25,
                         vcf_plane_budget=model.config.vcf_plane_budget,
+                        threat_planes=model.config.threat_planes,
                         rule_planes=model.config.rule_planes)
     rec_off, off = _selfplay(model, game, base.replace(vcf_leaf_budget=0, vcf_root_budget=0),
                              args.selfplay_games, args.seed)

@@ -161,7 +161,7 @@ def check_player_spec(spec: str, game=None) -> PlayerSpec:
 
 # Search settings a player may not take: the spec or the move time sets the simulations, and the
 # network decides which input planes its leaves need.
-_FIXED_SEARCH = ("num_simulations", "vcf_plane_budget", "rule_planes")
+_FIXED_SEARCH = ("num_simulations", "vcf_plane_budget", "threat_planes", "rule_planes")
 # Self-play's Gumbel root: a player's search grows until its time is up and then plays its most
 # visited move, where sequential halving needs its whole budget planned ahead.
 _SELFPLAY_SEARCH = ("root_rule", "interior_rule", "gumbel_m", "gumbel_c_visit", "gumbel_c_scale")

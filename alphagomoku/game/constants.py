@@ -27,6 +27,9 @@ NUM_PLANES = 5
 # A network trained with VCF inputs reads two more, each all ones or all zeros: the side to move
 # has a proved VCF, the opponent has one (alphagomoku.game.vcf_planes.write_vcf_planes).
 VCF_PLANES = 2
+# A network trained with threat inputs reads six more after those: for each empty point, whether
+# a stone there makes a five, a four or a three, for each side (alphagomoku.game.threat_planes).
+THREAT_PLANES = 6
 # A network that reads the rule (every "kata" network) has two more, the last ones, each all ones
 # or all zeros: the game is played under the standard rule; under renju. Both zero: freestyle, so
 # a position encoded without a rule reads as freestyle (alphagomoku.game.rule_planes).

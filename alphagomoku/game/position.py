@@ -18,10 +18,12 @@ from alphagomoku.game.constants import (
     NUM_PLANES,
     RULE_PLANES,
     RENJU,
+    THREAT_PLANES,
     VCF_PLANES,
     WHITE,
 )
 from alphagomoku.game.solver_state import vcf_state_for
+from alphagomoku.game.threat_planes import write_threat_planes
 
 
 class IllegalMoveError(ValueError):
@@ -141,14 +143,18 @@ class Position:
             return False
         return bool(kernels.is_forbidden(self.board, self.height, self.width, idx))
 
-    def planes(self, vcf_budget: int = 0, rule_planes: bool = False) -> np.ndarray:
+    def planes(self, vcf_budget: int = 0, rule_planes: bool = False,
+               threat_planes: bool = False) -> np.ndarray:
         """The network's input planes for the side to move, shape (NUM_PLANES, height, width);
         with ``vcf_budget`` > 0, VCF_PLANES more for a network trained with VCF inputs (see
-        :func:`alphagomoku.game.vcf_planes.write_vcf_planes`); with ``rule_planes``, RULE_PLANES more
-        at the end (:mod:`alphagomoku.game.rule_planes`)."""
+        :func:`alphagomoku.game.vcf_planes.write_vcf_planes`); with ``threat_planes``,
+        THREAT_PLANES more after those (:mod:`alphagomoku.game.threat_planes`); with
+        ``rule_planes``, RULE_PLANES more at the end (:mod:`alphagomoku.game.rule_planes`)."""
         extra = VCF_PLANES if vcf_budget > 0 else 0
+        threats = THREAT_PLANES if threat_planes else 0
         rules = RULE_PLANES if rule_planes else 0
-        out = np.zeros((NUM_PLANES + extra + rules, self.height, self.width), dtype=np.float32)
+        out = np.zeros((NUM_PLANES + extra + threats + rules, self.height, self.width),
+                       dtype=np.float32)
         if rules:
             fill_rule_planes(out, self.config.rule_id)
         kernels.encode_planes_into(
@@ -160,6 +166,10 @@ class Position:
             vcf_planes.write_vcf_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
                                         self.to_move, self.last_move, int(vcf_budget),
                                         vcf_state_for(c), out)
+        if threats:
+            c = self.config
+            write_threat_planes(self.board, c.height, c.width, c.n_in_row, c.rule_id,
+                                self.to_move, out, NUM_PLANES + extra)
         return out
 
     def stone(self, move) -> int:

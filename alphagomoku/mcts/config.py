@@ -66,6 +66,9 @@ class SearchConfig:
     * ``vcf_plane_budget``: the leaves' input planes carry the two VCF planes, proved within
       that many solver nodes, for a network trained with them; it must be the network's
       ``ModelConfig.vcf_plane_budget`` (:meth:`Forest.run` checks), 0 for every other network.
+    * ``threat_planes``: the leaves' input planes carry the THREAT_PLANES threat planes after
+      the VCF ones, for a network trained with them (``ModelConfig.threat_planes``;
+      :meth:`Forest.run` checks).
     * ``rule_planes``: the leaves' input planes end with the RULE_PLANES rule planes, for a
       network that reads the rule (``ModelConfig.rule_planes``; :meth:`Forest.run` checks).
     """
@@ -91,6 +94,7 @@ class SearchConfig:
     vct_leaf_depth: int = 1
     vct_leaf_plies: int = 0
     rule_planes: bool = False
+    threat_planes: bool = False
 
     def __post_init__(self):
         _check_int("num_simulations", self.num_simulations, 1)
@@ -127,8 +131,9 @@ class SearchConfig:
         _check_int("vct_leaf_budget", self.vct_leaf_budget, 0)
         _check_int("vct_leaf_depth", self.vct_leaf_depth, 1)
         _check_int("vct_leaf_plies", self.vct_leaf_plies, 0)
-        if not isinstance(self.rule_planes, bool):
-            raise ValueError(f"rule_planes must be True or False, got {self.rule_planes!r}")
+        for name in ("rule_planes", "threat_planes"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @property
     def root_fpu(self) -> float:

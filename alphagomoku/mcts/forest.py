@@ -14,7 +14,8 @@ from alphagomoku.checks import non_negative_int, positive_int
 from alphagomoku.game import kernels as game_kernels
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import (
-    BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU, RULE_NAMES, RULE_PLANES, VCF_PLANES, WHITE,
+    BLACK, EMPTY, NO_MOVE, NUM_PLANES, RENJU, RULE_NAMES, RULE_PLANES, THREAT_PLANES, VCF_PLANES,
+    WHITE,
 )
 from alphagomoku.game.position import IllegalMoveError, Position
 from alphagomoku.game.rule_planes import fill_rule_planes
@@ -133,6 +134,8 @@ class Forest(RootReadout):
             vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_root_budget=cfg.vcf_root,
             vcf_plane_budget=cfg.vcf_plane_budget, vct_leaf_budget=cfg.vct_leaf_budget,
             vct_leaf_depth=cfg.vct_leaf_depth, vct_leaf_plies=cfg.vct_leaf_plies,
+            threat_planes=(NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
+                           if cfg.threat_planes else 0),
         )
         self.gumbel = cfg.root_rule == 'gumbel'
         # The in-kernel evaluators need no planes.
@@ -140,6 +143,7 @@ class Forest(RootReadout):
         self._rollout_params = self._params._replace(write_planes=False, leaf_boards=True)
         self._trees = allocate_trees(num_trees, max_nodes, self.area)
         num_planes = (NUM_PLANES + (VCF_PLANES if cfg.vcf_plane_budget else 0)
+                      + (THREAT_PLANES if cfg.threat_planes else 0)
                       + (RULE_PLANES if cfg.rule_planes else 0))
         # One leaf batch per lane: a lane's leaves wait for their answer while another lane
         # gathers (the self-play loop's overlapped groups). The trees and the solvers' memory
@@ -416,12 +420,12 @@ class Forest(RootReadout):
 
     def check_evaluator(self, evaluator: LeafEvaluator) -> None:
         """A clear error when ``evaluator``'s network (its ``config``, if it has one) reads other
-        inputs than this search writes (VCF planes, rule planes): it would get inputs it was not
-        trained on."""
+        inputs than this search writes (VCF, threat or rule planes): it would get inputs it was
+        not trained on."""
         model = network_config(evaluator)
         if model is None:
             return
-        for field in ("vcf_plane_budget", "rule_planes"):
+        for field in ("vcf_plane_budget", "threat_planes", "rule_planes"):
             want, have = getattr(model, field), getattr(self.cfg, field)
             if want != have:
                 raise ValueError(

@@ -23,7 +23,7 @@ from numba import njit
 
 from alphagomoku.game import kernels as game
 from alphagomoku.game import vcf as vcf_solver
-from alphagomoku.game import vcf_planes
+from alphagomoku.game import threat_planes, vcf_planes
 from alphagomoku.game import vct as vct_solver
 from alphagomoku.game.constants import BLACK, EMPTY, FREESTYLE, NO_MOVE, RENJU
 from alphagomoku.mcts import gumbel as gumbel_root
@@ -194,6 +194,9 @@ def _finish_leaf(info, leaf_board, legal, planes, prm, j, t, x, board, color, la
                 opp_none = np.int64(vcf_planes.write_vcf_planes_known(
                     board, h, w, n, rule, color, last_move, forced, budget, vcf, planes[j],
                     own_none))
+        if prm.threat_planes > 0:
+            threat_planes.write_threat_planes(board, prm.height, prm.width, prm.n_in_row,
+                                              prm.rule, color, planes[j], prm.threat_planes)
     return opp_none
 
 

@@ -54,3 +54,10 @@ def reads_rule_planes(evaluator: LeafEvaluator) -> bool:
     itself passes to ``Position.planes``."""
     model = network_config(evaluator)
     return model is not None and model.rule_planes
+
+
+def reads_threat_planes(evaluator: LeafEvaluator) -> bool:
+    """Whether ``evaluator``'s network reads the threat planes (``Position.planes``'s
+    ``threat_planes``)."""
+    model = network_config(evaluator)
+    return model is not None and model.threat_planes

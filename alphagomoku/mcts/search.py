@@ -42,12 +42,13 @@ class SearchResult:
 
 
 def fit_to_evaluator(cfg: SearchConfig, evaluator: LeafEvaluator) -> SearchConfig:
-    """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF and rule planes
-    of its ``config`` (a ModelConfig), when it has one."""
+    """``cfg`` writing the input planes ``evaluator``'s network reads: the VCF, threat and rule
+    planes of its ``config`` (a ModelConfig), when it has one."""
     model = network_config(evaluator)
     if model is None:
         return cfg
-    return cfg.replace(vcf_plane_budget=model.vcf_plane_budget, rule_planes=model.rule_planes)
+    return cfg.replace(vcf_plane_budget=model.vcf_plane_budget,
+                       threat_planes=model.threat_planes, rule_planes=model.rule_planes)
 
 
 def search(position: Position, evaluator: LeafEvaluator, cfg: SearchConfig | None = None,

@@ -190,6 +190,7 @@ class SearchParams(NamedTuple):
     vct_leaf_budget: int     # VCT search nodes at each new node below the root (0: none)
     vct_leaf_depth: int      # and the free threats it may chain
     vct_leaf_plies: int      # only at nodes this many plies below the root or fewer (0: all)
+    threat_planes: int       # first plane of each leaf's threat planes (0: no such planes)
 
 
 def node_bytes(area: int) -> int:

@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from alphagomoku.checks import non_negative_int, positive_int
-from alphagomoku.game.constants import MAX_SIZE, MIN_SIZE, NUM_PLANES, RULE_PLANES, VCF_PLANES
+from alphagomoku.game.constants import (MAX_SIZE, MIN_SIZE, NUM_PLANES, RULE_PLANES, THREAT_PLANES,
+                                       VCF_PLANES)
 
 # The heads follow AlphaGo Zero: a 1x1 convolution down to a few planes, then fully connected
 # layers over the board. Fixed rather than configurable: nobody has needed to tune them.
@@ -51,6 +52,10 @@ class ModelConfig:
     makes its inputs takes the budget from here. 0, the default and every older model, means
     no such planes.
 
+    ``threat_planes``: the network also reads the six threat planes after those, for each
+    empty point whether a stone there makes a five, a four or a three for either side
+    (:mod:`alphagomoku.game.threat_planes`). Off in every older model.
+
     ``global_pooling`` (``"kata"`` only): the tower's pooled branches and the policy head's
     pooled bias. Without them the value head still pools, as it must to play every size; the
     option exists to measure what the pooling is worth.
@@ -77,6 +82,7 @@ class ModelConfig:
     global_pooling: bool = True
     future_head: bool = False
     batch_norm: bool = True
+    threat_planes: bool = False
 
     def __post_init__(self):
         if self.height == 0:
@@ -94,15 +100,19 @@ class ModelConfig:
             raise ValueError("a future-stones head needs a 'kata' network")
         if not isinstance(self.batch_norm, bool):
             raise ValueError(f"model batch_norm must be true or false, got {self.batch_norm!r}")
+        if not isinstance(self.threat_planes, bool):
+            raise ValueError(f"model threat_planes must be true or false, got {self.threat_planes!r}")
         v = non_negative_int("model vcf_plane_budget", self.vcf_plane_budget)
         object.__setattr__(self, "vcf_plane_budget", v)
-        want = NUM_PLANES + (VCF_PLANES if v else 0) + (RULE_PLANES if self.rule_planes else 0)
+        want = (NUM_PLANES + (VCF_PLANES if v else 0) + (THREAT_PLANES if self.threat_planes else 0)
+                + (RULE_PLANES if self.rule_planes else 0))
         if self.num_planes == NUM_PLANES:
             object.__setattr__(self, "num_planes", want)
         if self.num_planes != want:
+            threats = ", threat planes" if self.threat_planes else ""
             rules = f" and arch {self.arch!r}" if self.rule_planes else ""
-            raise ValueError(f"a model with vcf_plane_budget {v}{rules} reads {want} input "
-                             f"planes, not {self.num_planes!r}")
+            raise ValueError(f"a model with vcf_plane_budget {v}{threats}{rules} reads {want} "
+                             f"input planes, not {self.num_planes!r}")
         for name in ("width", "height"):
             v = getattr(self, name)
             if not _is_int(v) or not MIN_SIZE <= v <= MAX_SIZE:
@@ -118,7 +128,7 @@ class ModelConfig:
     def preset(cls, name: str, width: int = 15, height: int | None = None,
                vcf_plane_budget: int = 0, arch: str = "az",
                global_pooling: bool = True, future_head: bool = False,
-               batch_norm: bool = True) -> "ModelConfig":
+               batch_norm: bool = True, threat_planes: bool = False) -> "ModelConfig":
         """The named preset (one of :data:`PRESETS`) for a ``width`` x ``height`` board."""
         if name not in PRESETS:
             raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(PRESETS)}")
@@ -126,7 +136,7 @@ class ModelConfig:
         return cls(blocks=blocks, channels=channels, width=width,
                    height=width if height is None else height, value_hidden=value_hidden,
                    vcf_plane_budget=vcf_plane_budget, arch=arch, global_pooling=global_pooling,
-                   future_head=future_head, batch_norm=batch_norm)
+                   future_head=future_head, batch_norm=batch_norm, threat_planes=threat_planes)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
@@ -206,9 +216,11 @@ class ModelConfig:
 
     @property
     def label(self) -> str:
-        """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes);
-        ``b6c64 kata 15x15`` for a network that plays every board (trained on 15x15)."""
+        """``b6c64 9x9``: blocks, channels and board, for logs (``+vcf200`` with VCF planes,
+        ``+threats`` with the threat planes); ``b6c64 kata 15x15`` for a network that plays every
+        board (trained on 15x15)."""
         vcf = f" +vcf{self.vcf_plane_budget}" if self.vcf_plane_budget else ""
+        vcf += " +threats" if self.threat_planes else ""
         arch = (" kata" if self.global_pooling else " kata-nopool") if self.arch == "kata" else ""
         norm = "" if self.batch_norm else " nobn"
         return f"b{self.blocks}c{self.channels}{arch}{norm} {self.width}x{self.height}{vcf}"

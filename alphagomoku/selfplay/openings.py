@@ -26,7 +26,7 @@ import numpy as np
 from alphagomoku.game.config import GameConfig
 from alphagomoku.game.constants import BLACK
 from alphagomoku.game.position import IllegalMoveError, Position
-from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, reads_rule_planes
+from alphagomoku.mcts.leaf_evaluator import LeafEvaluator, reads_rule_planes, reads_threat_planes
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,7 @@ def balanced_openings(game: GameConfig, evaluator: LeafEvaluator, settings: Open
     them evaluated in one call a round: on a GPU a call of hundreds of positions costs about as
     much as a call of one. Returns ([(moves, distance from even)] in order, evaluator calls)."""
     rule_planes = reads_rule_planes(evaluator)
+    threat_planes = reads_threat_planes(evaluator)
     best: list[tuple[list[int], float]] = [([], np.inf)] * count
     chosen: list[tuple[list[int], float] | None] = [None] * count
     calls = 0
@@ -169,7 +170,7 @@ def balanced_openings(game: GameConfig, evaluator: LeafEvaluator, settings: Open
                 if pos is not None:
                     positions.append(pos)
                     drawn += 1
-        planes = np.stack([p.planes(vcf_budget, rule_planes) for p in positions])
+        planes = np.stack([p.planes(vcf_budget, rule_planes, threat_planes) for p in positions])
         legal = np.stack([p.legal_mask() for p in positions])
         _, values = evaluator(planes, legal)
         calls += 1

@@ -48,4 +48,5 @@ def _compile_training_batch(game: GameConfig, records) -> None:
         buffer.add_game(record)
     rng = np.random.default_rng(0)
     for rule_planes in (False, True):
-        make_batch(buffer, np.arange(len(buffer)), rng, game, 0.5, _VCF_PLANE_BUDGET, rule_planes)
+        make_batch(buffer, np.arange(len(buffer)), rng, game, 0.5, _VCF_PLANE_BUDGET, rule_planes,
+                   threat_planes=rule_planes)

@@ -7,9 +7,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from alphagomoku.game import kernels, vcf_planes
+from alphagomoku.game import kernels, threat_planes as threats, vcf_planes
 from alphagomoku.game.config import GameConfig
-from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, VCF_PLANES
+from alphagomoku.game.constants import NUM_PLANES, RULE_PLANES, THREAT_PLANES, VCF_PLANES
 from alphagomoku.game.rule_planes import fill_rule_planes
 from alphagomoku.game.solver_state import vcf_state_for
 from alphagomoku.game.symmetry import transform_planes, transform_policy, valid_symmetries
@@ -47,6 +47,13 @@ class Batch(NamedTuple):
     future_weight: np.ndarray  # float32 (B,): weight of each future term (0: not known)
 
 
+@njit(**JIT)
+def encode_threat_batch(boards, to_move, h, w, n, rule, first, out):
+    """out[i]'s threat planes, from plane ``first`` on."""
+    for i in range(boards.shape[0]):
+        threats.write_threat_planes(boards[i], h, w, n, rule, to_move[i], out[i], first)
+
+
 def draw_symmetries(game: GameConfig, count: int, rng: np.random.Generator) -> np.ndarray:
     """A random symmetry of ``game``'s board for each of ``count`` samples."""
     syms = np.asarray(valid_symmetries(game.width, game.height))
@@ -56,10 +63,11 @@ def draw_symmetries(game: GameConfig, count: int, rng: np.random.Generator) -> n
 def make_batch(
     buffer: ReplayBuffer, indices: np.ndarray, rng: np.random.Generator | None, game: GameConfig,
     q_weight: float = 0.0, vcf_budget: int = 0, rule_planes: bool = False,
-    symmetries: np.ndarray | None = None,
+    symmetries: np.ndarray | None = None, threat_planes: bool = False,
 ) -> Batch:
     """The training batch of positions ``indices``; value target (1 - q_weight) z + q_weight q;
     with ``vcf_budget`` > 0, the VCF planes too (a network with ``vcf_plane_budget``); with
+    ``threat_planes``, the threat planes after those (a network with ``threat_planes``); with
     ``rule_planes``, the rule planes last (a network that reads the rule).
 
     With ``rng``, each sample gets one of the board's symmetries at random
@@ -72,8 +80,10 @@ def make_batch(
             raise ValueError("give make_batch an rng or the symmetries drawn, not both")
         symmetries = draw_symmetries(game, b, rng)
     extra = VCF_PLANES if vcf_budget > 0 else 0
+    threat = THREAT_PLANES if threat_planes else 0
     rules = RULE_PLANES if rule_planes else 0
-    planes = np.empty((b, NUM_PLANES + extra + rules, game.height, game.width), dtype=np.float32)
+    planes = np.empty((b, NUM_PLANES + extra + threat + rules, game.height, game.width),
+                      dtype=np.float32)
     if rules:
         # Constant over the board, so the symmetries below leave them as they are.
         fill_rule_planes(planes, game.rule_id)
@@ -85,6 +95,9 @@ def make_batch(
     if extra:
         encode_vcf_batch(boards, to_move, last_move, game.height, game.width, game.n_in_row,
                          game.rule_id, int(vcf_budget), vcf_state_for(game), planes)
+    if threat:
+        encode_threat_batch(boards, to_move, game.height, game.width, game.n_in_row, game.rule_id,
+                            NUM_PLANES + extra, planes)
     policies = buffer.policies[indices].astype(np.float32)
     values = buffer.value_targets(indices, q_weight)
     has_reply = buffer.reply[indices]

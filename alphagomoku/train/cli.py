@@ -36,6 +36,8 @@ _HELP = {
                             "pooled branch, 0 leaves it out (the value head pools either way)",
     "model_batch_norm": "1 puts a batch norm after each convolution; 0 leaves them out, as a run "
                         "of several board sizes or rules needs (docs/training.md)",
+    "model_threat_planes": "1 gives the network six more inputs: for each empty point, whether a "
+                           "stone there makes a five, a four or a three, for each side; 0 none",
     "future_weight": "kata networks: loss weight of a head that learns each point's stone 8 plies "
                      "later (KataGo's futurepos); 0 leaves the head out",
     "variant_mix": "instead of --board-sizes and --rules, whose every pair is played: the pairs "

@@ -24,7 +24,7 @@ SEARCHES = ("puct", "gumbel")
 # Settings that define what is being learned: a resumed run must keep them.
 _FIXED_ON_RESUME = ("board_size", "n_in_row", "rule", "model_preset", "model_blocks",
                     "model_channels", "model_arch", "model_global_pooling", "model_batch_norm",
-                    "vcf_plane_budget")
+                    "model_threat_planes", "vcf_plane_budget")
 
 
 class ConfigError(ValueError):
@@ -47,6 +47,7 @@ class TrainConfig:
     model_arch: str = "az"            # az (AlphaGo Zero heads, one board size) | kata (any board, reads the rule)
     model_global_pooling: int = 1     # kata: 1 pooled branches in the tower and policy head, 0 none
     model_batch_norm: int = 1         # 1 batch norm after each convolution, 0 none (ModelConfig.batch_norm)
+    model_threat_planes: int = 0      # 1 the six threat input planes (ModelConfig.threat_planes), 0 none
     device: str = "auto"
     inference_backend: str = "auto"   # CPU workers: auto (ONNX Runtime if installed) | torch | onnx
     inference_amp: str = "auto"       # GPU workers' mixed precision: auto (on CUDA) | on | off
@@ -175,6 +176,8 @@ class TrainConfig:
              "only a kata network has global pooling to turn off: add --model-arch kata")
         need(self.model_batch_norm in (0, 1), "model_batch_norm",
              f"must be 1 (on) or 0 (off), got {self.model_batch_norm}")
+        need(self.model_threat_planes in (0, 1), "model_threat_planes",
+             f"must be 1 (on) or 0 (off), got {self.model_threat_planes}")
         flags = "--variant-mix" if self.variant_mix else "--board-sizes/--rules"
         try:
             mix = self.variants
@@ -321,7 +324,8 @@ class TrainConfig:
                                     vcf_plane_budget=self.vcf_plane_budget, arch=self.model_arch,
                                     global_pooling=bool(self.model_global_pooling),
                                     future_head=self.future_weight > 0,
-                                    batch_norm=bool(self.model_batch_norm))
+                                    batch_norm=bool(self.model_batch_norm),
+                                    threat_planes=bool(self.model_threat_planes))
         return replace(config, blocks=self.model_blocks or config.blocks,
                        channels=self.model_channels or config.channels)
 

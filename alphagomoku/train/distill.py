@@ -133,7 +133,8 @@ class Distiller:
         """The student's planes and the buffer's own targets, as the trainer makes them."""
         return make_batch(buffer, indices, None, game, self.cfg.value_q_weight,
                           self.student.config.vcf_plane_budget, self.student.config.rule_planes,
-                          symmetries=symmetries)
+                          symmetries=symmetries,
+                          threat_planes=self.student.config.threat_planes)
 
     def _batch(self, game: GameConfig, buffer: ReplayBuffer, indices: np.ndarray,
                symmetries: np.ndarray | None) -> list[torch.Tensor]:

@@ -527,7 +527,7 @@ class Trainer:
         buffer, game, indices, symmetries = plan
         batch = make_batch(buffer, indices, None, game, self.cfg.value_q_weight,
                            self.cfg.vcf_plane_budget, self.model_config.rule_planes,
-                           symmetries=symmetries)
+                           symmetries=symmetries, threat_planes=self.model_config.threat_planes)
         tensors = [torch.from_numpy(a) for a in batch]
         if self.teacher is not None:
             tensors = self.teacher.mix(tensors, game, self.teacher_share)

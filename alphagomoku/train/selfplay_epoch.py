@@ -41,7 +41,7 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
         gumbel_m=cfg.gumbel_m, gumbel_c_visit=cfg.gumbel_c_visit,
         gumbel_c_scale=cfg.gumbel_c_scale, interior_rule=cfg.gumbel_interior,
         vcf_leaf_budget=cfg.vcf_leaf_budget, vcf_plane_budget=cfg.vcf_plane_budget,
-        rule_planes=cfg.model_arch == "kata",
+        rule_planes=cfg.model_arch == "kata", threat_planes=bool(cfg.model_threat_planes),
     )
     openings = None
     if cfg.opening_share > 0:

@@ -48,6 +48,9 @@ def check_pair(teacher: ModelConfig, student: ModelConfig) -> None:
     if teacher.vcf_plane_budget != student.vcf_plane_budget:
         raise ValueError(f"the teacher reads VCF planes at budget {teacher.vcf_plane_budget}, the "
                          f"student at {student.vcf_plane_budget}: they must read the same inputs")
+    if teacher.threat_planes != student.threat_planes:
+        raise ValueError("one of the teacher and the student reads the threat planes and the other "
+                         "does not: they must read the same inputs")
     if teacher.rule_planes and not student.rule_planes:
         raise ValueError("the teacher reads the rule and the student does not: a student "
                          "must read every input its teacher does")

@@ -20,7 +20,7 @@ import numpy as np
 from alphagomoku.game import Position, solve_vcf, solve_vct
 from alphagomoku.mcts import Forest, search_config, uniform_evaluator
 from alphagomoku.mcts.search import fit_to_evaluator
-from alphagomoku.mcts.leaf_evaluator import reads_rule_planes
+from alphagomoku.mcts.leaf_evaluator import reads_rule_planes, reads_threat_planes
 from alphagomoku.mcts.tree import FIRST_EDGE, NUM_CHILDREN, ROOT, SOLVED_LOSS, SOLVED_WIN, STATUS, VISITS
 
 # Seconds between live snapshots: often enough to look live, rare enough that twenty
@@ -131,7 +131,8 @@ def search_snapshot(forest: Forest, position: Position) -> dict:
 def network_view(position: Position, evaluator, vcf_plane_budget: int) -> dict:
     """The network's own answer for ``position``: its policy over the legal moves and its value
     for the side to move, before any search."""
-    planes = position.planes(vcf_plane_budget, reads_rule_planes(evaluator))[None]
+    planes = position.planes(vcf_plane_budget, reads_rule_planes(evaluator),
+                             reads_threat_planes(evaluator))[None]
     legal = position.legal_mask()[None]
     priors, values = evaluator(planes, legal)
     policy = np.where(legal[0], np.asarray(priors, dtype=np.float64).reshape(-1), 0.0)
