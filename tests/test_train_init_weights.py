@@ -139,6 +139,49 @@ def test_growth_keeps_every_old_weight_in_its_place():
         grown_state(wide, PolicyValueNet(wide).state_dict(), narrow)
 
 
+@pytest.mark.parametrize("arch, batch_norm, vcf", [("kata", True, 0), ("az", True, 50),
+                                                    ("kata", False, 50)])
+def test_a_run_with_the_threat_planes_starts_computing_what_the_network_without_them_did(
+        tmp_path, arch, batch_norm, vcf):
+    """The new planes' first-layer weights start at zero and the planes after them (the rule's)
+    move along, so the grown network answers any input as the old one did without the planes;
+    a network that reads them may not go back to one that does not."""
+    from alphagomoku.game.constants import NUM_PLANES, THREAT_PLANES, VCF_PLANES
+    from alphagomoku.train.loop import Trainer
+
+    width = 9 if arch == "kata" else 7
+    torch.manual_seed(4)
+    source = PolicyValueNet(ModelConfig.preset("tiny", width, arch=arch, vcf_plane_budget=vcf,
+                                               batch_norm=batch_norm))
+    with torch.no_grad():
+        for tensor in source.parameters():
+            tensor.normal_(0.0, 0.1)  # every weight visibly used, as in a trained network
+        for module in source.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.normal_(0.0, 0.1)
+    save_model(tmp_path / "plain.pt", source)
+    cfg = _config(tmp_path, init_weights=str(tmp_path / "plain.pt"), model_arch=arch,
+                  model_batch_norm=int(batch_norm), vcf_plane_budget=vcf, model_threat_planes=1)
+    grown = Trainer(cfg, log=lambda _: None, progress=False).model
+    assert grown.config.threat_planes
+    first = NUM_PLANES + (VCF_PLANES if vcf else 0)
+    assert grown.config.num_planes == source.config.num_planes + THREAT_PLANES
+    assert not grown.stem[0].weight[:, first:first + THREAT_PLANES].any()
+    torch.manual_seed(5)
+    x = (torch.rand(6, source.config.num_planes, 7, 7) < 0.3).float()
+    threats = (torch.rand(6, THREAT_PLANES, 7, 7) < 0.3).float()
+    wide = torch.cat([x[:, :first], threats, x[:, first:]], dim=1)
+    source.eval(), grown.eval()
+    with torch.no_grad():
+        for a, b in zip(source(x), grown(wide)):
+            assert torch.allclose(a, b, atol=1e-6)
+    save_model(tmp_path / "threats.pt", grown)
+    with pytest.raises(CheckpointError, match="threat_planes"):
+        Trainer(_config(tmp_path, init_weights=str(tmp_path / "threats.pt"), model_arch=arch,
+                        model_batch_norm=int(batch_norm), vcf_plane_budget=vcf,
+                        run_dir=str(tmp_path / "back")), progress=False)
+
+
 @pytest.mark.parametrize("blocks, batch_norm, words", [
     (4, 1, "blocks=2"),   # batch norm's statistics would not start as the identity
     (1, 0, "blocks=2"),   # a network does not shrink

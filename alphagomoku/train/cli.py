@@ -71,7 +71,9 @@ _HELP = {
     "simulations": "MCTS simulations per move in self-play",
     "init_weights": "start from this model file's weights (a shipped model, a snapshot or a "
                     "checkpoint of the same network shape) instead of random ones: a new run "
-                    "that goes on from another; the optimiser and the replay buffer start empty",
+                    "that goes on from another; the optimiser and the replay buffer start empty. "
+                    "A network may grow (more blocks or channels without batch norm, or the "
+                    "threat planes), starting from the smaller one's play",
     "teacher": "a model file whose policy and value make part of every training target on the "
                "boards it plays (--teacher-share at the start, none once --teacher-fade of the "
                "run is done): a network of another shape, such as one taught by "
