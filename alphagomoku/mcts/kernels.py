@@ -147,7 +147,7 @@ def write_planes(board, h, w, color, last_move, legal, mark_forbidden, out):
     """The network input of :func:`alphagomoku.game.kernels.encode_planes_into`, taking black's
     forbidden points from the legal mask already computed instead of testing them again.
     ``out`` (planes, h, w) must be C-contiguous: it is written plane by plane through a flat
-    view. Only the first five are written here (the VCF planes by the caller)."""
+    view. Only the first five are written here (the VCF and threat planes by the caller)."""
     area = h * w
     flat = out.reshape(out.shape[0], area)
     other = 3 - color
