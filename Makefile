@@ -34,7 +34,7 @@ train: setup
 	    --final-eval-games $(FINAL_EVAL_GAMES)
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist), each test file in one of them so its
-# module fixtures are built once. On 2 cores, with the Ray and web extras, the suite takes 6.5 to
+# module fixtures are built once. On 2 cores, with the Ray and web extras, the suite takes 5.5 to
 # 12 minutes with two, depending on the machine (docs/benchmarks.md, "The first run and the test suite").
 # `make test TEST_WORKERS=0` runs it in this process alone.
 TEST_WORKERS ?= 2
