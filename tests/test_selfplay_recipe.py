@@ -184,6 +184,67 @@ def test_the_trainer_sends_its_target_with_every_task_then_steers_it(tmp_path):
     assert trainer._state().to_dict()["opening_target"] == trainer.opening_target
 
 
+# -- progressive simulation -------------------------------------------------------------------------
+
+def test_simulations_rise_geometrically_from_the_start_to_the_end_of_the_run():
+    from alphagomoku.train.selfplay_epoch import epoch_simulations
+
+    assert [epoch_simulations(TrainConfig(simulations=32), d) for d in (0, 0.5, 1)] == [32, 32, 32]
+    cfg = TrainConfig(simulations=64, simulations_start=16)
+    assert [epoch_simulations(cfg, d) for d in (-0.1, 0, 0.25, 0.5, 1, 1.5)] == [16, 16, 23, 32, 64, 64]
+
+
+def test_a_task_searches_with_its_own_simulations_and_aims_at_its_own_target():
+    from alphagomoku.selfplay.worker import SelfPlayTask, WorkerSpec, task_search, task_settings
+
+    search = SearchConfig(num_simulations=32)
+    settings = SelfPlaySettings(openings=OpeningSettings(share=1.0))
+    spec = WorkerSpec(game=GAME, search=search, settings=settings)
+    plain = SelfPlayTask(0, 4, 1, "w.pt", 0)
+    assert task_search(plain, spec) is search
+    assert task_settings(plain, spec).openings.black_target == 0.0
+    task = SelfPlayTask(0, 4, 1, "w.pt", 0, opening_black_target=-0.3, simulations=8)
+    assert task_search(task, spec) == SearchConfig(num_simulations=8)
+    assert task_settings(task, spec).openings == OpeningSettings(share=1.0, black_target=-0.3)
+    no_openings = WorkerSpec(game=GAME, search=search, settings=SelfPlaySettings(openings=None))
+    assert task_settings(task, no_openings) is no_openings.settings
+
+
+def test_the_trainer_sends_each_epochs_simulations_and_the_games_use_them(tmp_path, monkeypatch):
+    import alphagomoku.selfplay.game_loop as game_loop
+    import alphagomoku.selfplay.worker as worker
+    from alphagomoku.train.loop import Trainer
+    from alphagomoku.train.selfplay_epoch import worker_spec
+
+    cfg = TrainConfig(board_size=7, n_in_row=4, run_dir=str(tmp_path / "run"), device="cpu",
+                      selfplay_games=4, games_per_task=2, simulations=8, simulations_start=2,
+                      epochs=2, opening_share=0.0)
+    trainer = Trainer(cfg, log=lambda line: None, progress=False)
+    searched = []
+    real = game_loop.play_games
+
+    def spy(evaluator, game, search, *args, **kwargs):
+        searched.append(search.num_simulations)
+        return real(evaluator, game, search, *args, **kwargs)
+
+    monkeypatch.setattr(game_loop, "play_games", spy)
+
+    class InlinePool:
+        def play(self, tasks, on_result):
+            state = worker._WorkerState(index=0, spec=worker_spec(trainer.cfg, trainer.device),
+                                        evaluator=uniform_evaluator, version=0)
+            for task in tasks:
+                on_result(worker.run_task(state, task))
+
+    rows = []
+    for epoch in (1, 2):
+        trainer.epoch = epoch - 1  # half the epochs done before the second
+        rows.append({"epoch": epoch})
+        trainer._play_epoch(InlinePool(), epoch, rows[-1])
+    assert [r["simulations"] for r in rows] == [2, 4]
+    assert searched == [2, 2, 4, 4]
+
+
 # -- value targets, decided positions ---------------------------------------------------------------
 
 def hand_game() -> TrainingGame:
@@ -368,6 +429,10 @@ def test_too_few_opening_games_break_a_lopsided_streak():
     ({"gumbel_interior": "ucb1"}, "--gumbel-interior"),
     ({"full_search_share": 0.0}, "--full-search-share"),
     ({"full_search_share": 0.5, "fast_simulations": 100}, "--fast-simulations"),
+    ({"full_search_share": 0.5, "fast_simulations": 16, "simulations_start": 8},
+     "--fast-simulations"),
+    ({"simulations_start": 1}, "--simulations-start"),
+    ({"simulations": 32, "simulations_start": 64}, "--simulations-start"),
     ({"opening_share": 1.5}, "--opening-share"),
     ({"opening_min_stones": 5, "opening_max_stones": 2}, "--opening-min-stones"),
     ({"opening_balance_gain": 1.5}, "--opening-balance-gain"),

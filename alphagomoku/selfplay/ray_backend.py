@@ -31,7 +31,14 @@ from typing import Callable, Iterable
 
 from alphagomoku.selfplay.pool import FailureBudget, SelfPlayError, check_result
 from alphagomoku.selfplay.training_game import TrainingGameError
-from alphagomoku.selfplay.worker import SelfPlayTask, TaskResult, WorkerSpec, task_game
+from alphagomoku.selfplay.worker import (
+    SelfPlayTask,
+    TaskResult,
+    WorkerSpec,
+    task_game,
+    task_search,
+    task_settings,
+)
 
 INSTALL = "pip install -e '.[ray]'"
 
@@ -108,8 +115,9 @@ class SelfPlayActor:
                                            flush=True))
             state.version = version
         cpu_start = time.process_time()
-        records, stats = play_games(state.evaluator, task_game(task, self.spec), self.spec.search,
-                                    self.spec.settings, task.num_games, task.seed)
+        records, stats = play_games(state.evaluator, task_game(task, self.spec),
+                                    task_search(task, self.spec), task_settings(task, self.spec),
+                                    task.num_games, task.seed)
         stats.update(worker=state.index, weights_version=version, cpu_seconds=time.process_time() - cpu_start)
         return version, TaskResult(task_id=task.task_id, worker=state.index, pid=os.getpid(),
                                    records=records, stats=stats)

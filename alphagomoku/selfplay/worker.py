@@ -61,11 +61,31 @@ class SelfPlayTask:
     opening_black_target: float = 0.0
     # The board and rule of this task's games when the run trains several (None: the spec's).
     game: GameConfig | None = None
+    # Simulations a move when the run's count grows as it goes (progressive simulation; 0: the
+    # spec's).
+    simulations: int = 0
 
 
 def task_game(task: SelfPlayTask, spec: WorkerSpec) -> GameConfig:
     """The game ``task`` plays: its own, or the one every task of the run plays."""
     return task.game if task.game is not None else spec.game
+
+
+def task_search(task: SelfPlayTask, spec: WorkerSpec):
+    """The search ``task``'s games use: the spec's, with the task's simulations where it has its own."""
+    if task.simulations and task.simulations != spec.search.num_simulations:
+        return replace(spec.search, num_simulations=task.simulations)
+    return spec.search
+
+
+def task_settings(task: SelfPlayTask, spec: WorkerSpec):
+    """The game loop's settings for ``task``: the spec's, aiming its openings at the trainer's
+    current even value."""
+    settings = spec.settings
+    if settings.openings is None:
+        return settings
+    return replace(settings, openings=replace(settings.openings,
+                                              black_target=task.opening_black_target))
 
 
 @dataclass
@@ -209,14 +229,10 @@ def run_task(state: _WorkerState, task: SelfPlayTask) -> TaskResult:
         state.version = task.weights_version
         if state.spec.cuda_graphs == "off" and hasattr(state.evaluator, "disable_graphs"):
             state.evaluator.disable_graphs()
-    settings = state.spec.settings
-    if settings.openings is not None:
-        openings = replace(settings.openings, black_target=task.opening_black_target)
-        settings = replace(settings, openings=openings)
     cpu_start = time.process_time()
     records, stats = play_games(
-        state.evaluator, task_game(task, state.spec), state.spec.search, settings,
-        task.num_games, task.seed, on_step=state.beat,
+        state.evaluator, task_game(task, state.spec), task_search(task, state.spec),
+        task_settings(task, state.spec), task.num_games, task.seed, on_step=state.beat,
     )
     # CPU time as well as wall time: on a shared machine the benchmark's speeds per CPU second
     # stay comparable while wall-clock speeds swing with the other load.

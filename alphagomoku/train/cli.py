@@ -68,7 +68,13 @@ _HELP = {
     "batch_threads": "threads that build the next gradient batches while a step runs (-1: auto, "
                      "4 on a GPU, where a step is faster than one core makes its batch; 0: built "
                      "in the training loop, as on a CPU)",
-    "simulations": "MCTS simulations per move in self-play",
+    "simulations": "MCTS simulations per move in self-play (with --simulations-start: at the "
+                   "run's end)",
+    "simulations_start": "progressive simulation: self-play's simulations a move at the run's "
+                         "start, growing geometrically to --simulations by its end (of "
+                         "--time-budget-minutes, else of --epochs); an early network's values "
+                         "carry little, so its games are made cheaper and more of them (0: "
+                         "--simulations throughout)",
     "init_weights": "start from this model file's weights (a shipped model, a snapshot or a "
                     "checkpoint of the same network shape) instead of random ones: a new run "
                     "that goes on from another; the optimiser and the replay buffer start empty. "

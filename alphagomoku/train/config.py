@@ -62,6 +62,7 @@ class TrainConfig:
     cuda_graphs: str = "auto"         # GPU workers: auto (CUDA graphs at fixed batch sizes) | off (eager)
     selfplay_groups: int = 0          # batches in flight per worker, its games split in groups (0: auto, 2 on CUDA, 1 elsewhere)
     simulations: int = 32             # MCTS simulations per move (root visits)
+    simulations_start: int = 0        # progressive simulation: this many at the start, growing to simulations (0: constant)
     search: str = "gumbel"            # root search: gumbel (Gumbel AlphaZero) | puct (visit targets)
     gumbel_m: int = 16                # gumbel: root moves sampled (Gumbel-top-m)
     gumbel_c_visit: float = 50.0      # gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
@@ -227,6 +228,10 @@ class TrainConfig:
              f"must be from 1 to games_per_task ({self.games_per_task}), or 0 for all of them, "
              f"got {self.games_at_once}")
         need(self.simulations >= 2, "simulations", "must be at least 2")
+        need(self.simulations_start == 0 or 2 <= self.simulations_start <= self.simulations,
+             "simulations_start",
+             f"must be 0 (constant simulations) or from 2 to --simulations ({self.simulations}), "
+             f"got {self.simulations_start}")
         need(self.search in SEARCHES, "search", f"must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         need(self.gumbel_m >= 1, "gumbel_m", "must be at least 1")
         need(self.gumbel_c_visit >= 0, "gumbel_c_visit", "must be 0 or more")
@@ -237,9 +242,11 @@ class TrainConfig:
              "the Gumbel rule below the root needs --search gumbel")
         need(0 < self.full_search_share <= 1, "full_search_share",
              "must be within (0, 1]; 1 turns playout cap randomisation off")
-        need(self.full_search_share == 1 or 2 <= self.fast_simulations <= self.simulations,
+        fewest = self.simulations_start or self.simulations
+        need(self.full_search_share == 1 or 2 <= self.fast_simulations <= fewest,
              "fast_simulations",
-             f"must be from 2 to --simulations ({self.simulations}), got {self.fast_simulations}")
+             f"must be from 2 to the fewest simulations a move ({fewest}), "
+             f"got {self.fast_simulations}")
         need(self.vcf_leaf_budget >= 0, "vcf_leaf_budget", "must be 0 (off) or more")
         need(self.vcf_plane_budget >= 0, "vcf_plane_budget", "must be 0 (no VCF planes) or more")
         need(self.vcf_end_budget >= 0, "vcf_end_budget", "must be 0 (off) or more")

@@ -47,6 +47,7 @@ from alphagomoku.train.selfplay_epoch import (
     colour_counts,
     colour_shares,
     epoch_row,
+    epoch_simulations,
     plan_tasks,
     worker_spec,
 )
@@ -409,8 +410,9 @@ class Trainer:
                    row: dict) -> tuple[list, list]:
         """The epoch's games, and the game (board and rule) each was played on."""
         cfg = self.cfg
+        row["simulations"] = epoch_simulations(cfg, self._done(self.epoch))
         tasks = plan_tasks(cfg, self.variants, self.opening_targets, str(weights), self.epoch,
-                           self.rng)
+                           self.rng, simulations=row["simulations"])
         records: list = []
         games: list = []
         totals = {"network_seconds": 0.0, "seconds": 0.0, "unbalanced_openings": 0,

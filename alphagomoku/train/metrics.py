@@ -9,7 +9,7 @@ COLUMNS = (
     "epoch", "games", "positions", "avg_length", "black_wins", "white_wins", "draws",
     "opening_games", "opening_black_wins", "opening_white_wins", "opening_draws",
     "empty_games", "empty_black_wins", "empty_white_wins", "empty_draws", "unbalanced_openings",
-    "opening_target",
+    "opening_target", "simulations",
     "resignations", "vcf_endings", "false_resignations", "selfplay_seconds", "positions_per_second",
     "network_share", "cache_hit_share", "buffer_positions", "train_steps", "train_seconds",
     "samples_per_second",

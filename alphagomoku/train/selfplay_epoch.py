@@ -1,10 +1,11 @@
 """What the trainer asks of self-play each epoch, and what it makes of the games.
 
 :func:`worker_spec` is what every worker is given (the search, the game loop's settings, the
-device), :func:`plan_tasks` an epoch's tasks, and :func:`epoch_row` and :func:`colour_counts`
-the metrics of the games that come back. The self-play benchmarks build their workers with
-:func:`worker_spec` too, so that they time what training runs. :func:`colour_collapse` watches
-for one colour winning every game from balanced openings.
+device), :func:`epoch_simulations` the search's size as the run goes on, :func:`plan_tasks` an
+epoch's tasks, and :func:`epoch_row` and :func:`colour_counts` the metrics of the games that
+come back. The self-play benchmarks build their workers with :func:`worker_spec` too, so that
+they time what training runs. :func:`colour_collapse` watches for one colour winning every game
+from balanced openings.
 """
 
 from __future__ import annotations
@@ -65,12 +66,26 @@ def worker_spec(cfg: TrainConfig, device: DeviceChoice) -> WorkerSpec:
                       onnx_precision=cfg.onnx_precision, cuda_graphs=cfg.cuda_graphs)
 
 
+def epoch_simulations(cfg: TrainConfig, done: float) -> int:
+    """Self-play's simulations a move once ``done`` (0 to 1) of the run is done:
+    ``cfg.simulations``, or with ``cfg.simulations_start`` set, a geometric rise from it to
+    ``cfg.simulations`` (progressive simulation, as MiniZero trains Gumbel Zero). While the
+    network's values are still noise, a large search buys little over a small one; the cheaper
+    games early give the value head more results to learn from, and the larger searches late
+    give a stronger network better policy targets."""
+    if not cfg.simulations_start:
+        return cfg.simulations
+    ratio = cfg.simulations / cfg.simulations_start
+    return int(round(cfg.simulations_start * ratio ** min(max(done, 0.0), 1.0)))
+
+
 def plan_tasks(cfg: TrainConfig, variants: list, opening_targets: dict, weights: str,
-               version: int, rng: np.random.Generator) -> list[SelfPlayTask]:
+               version: int, rng: np.random.Generator, simulations: int = 0) -> list[SelfPlayTask]:
     """The epoch's self-play tasks: ``cfg.selfplay_games`` games in tasks of at most
     ``games_per_task``, each with its seed and, in a run of several boards or rules, its
     variant (by weight, :func:`alphagomoku.train.variants.assign_variants`); each task carries
-    its variant's even opening from ``opening_targets``."""
+    its variant's even opening from ``opening_targets`` and the epoch's ``simulations`` (0: the
+    workers' search as it is)."""
     sizes = []
     left = cfg.selfplay_games
     while left > 0:
@@ -83,7 +98,8 @@ def plan_tasks(cfg: TrainConfig, variants: list, opening_targets: dict, weights:
         tasks.append(SelfPlayTask(len(tasks), n, seed, weights, version,
                                   opening_black_target=opening_targets[
                                       (variant or variants[0]).name],
-                                  game=None if variant is None else variant.game))
+                                  game=None if variant is None else variant.game,
+                                  simulations=simulations))
     return tasks
 
 
