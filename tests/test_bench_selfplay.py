@@ -176,6 +176,11 @@ def test_selfplay_benchmark_times_the_recipes_workers():
         hour.model_preset, hour.simulations, hour.games_per_task, hour.search)
     spec = worker_spec(cfg, select_device("cpu"))
     assert spec.search.root_rule == "gumbel" and spec.search.dirichlet_eps == 0
+    # The recipe's network, threat planes included, and one search size: the count a
+    # progressive recipe rises to, or --simulations even below the schedule's start.
+    assert hour.model_threat_planes == 1 and cfg.model.threat_planes and spec.search.threat_planes
+    assert hour.simulations_start > 0 and cfg.simulations_start == 0
+    assert recipe_config(_selfplay_args("--simulations", "4")).simulations == 4
     assert spec.settings.openings is not None and spec.settings.games_at_once == hour.games_per_task
 
     cfg = recipe_config(_selfplay_args("--recipe", "plain", "--simulations", "12", "--games-per-worker", "3",

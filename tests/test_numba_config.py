@@ -115,9 +115,9 @@ from alphagomoku.train.selfplay_epoch import worker_spec
 from alphagomoku.device import select_device
 from alphagomoku.mcts import uniform_evaluator
 
-for recipe in ("cpu-hour", "kata-hour", "plain"):
+for recipe in ("cpu-hour", "kata-hour", "plain"):  # at 8 simulations, so without a rising count
     cfg = TrainConfig.from_file(recipe_path(recipe), board_size=9, simulations=8,
-                                games_per_task=2, device="cpu")
+                                simulations_start=0, games_per_task=2, device="cpu")
     spec = worker_spec(cfg, select_device("cpu"))
     records, _ = play_games(lambda p, l: uniform_evaluator(p, l), cfg.game, spec.search,
                             spec.settings, num_games=2, seed=1)
@@ -127,7 +127,8 @@ for recipe in ("cpu-hour", "kata-hour", "plain"):
     rng = np.random.default_rng(0)
     idx = buffer.sample_indices(16, rng)
     make_batch(buffer, idx, None, cfg.game, cfg.value_q_weight, cfg.vcf_plane_budget,
-               cfg.model_arch == "kata", symmetries=draw_symmetries(cfg.game, 16, rng))
+               cfg.model_arch == "kata", symmetries=draw_symmetries(cfg.game, 16, rng),
+               threat_planes=bool(cfg.model_threat_planes))
 missed = sorted(loaded() - before)
 print("MISSED", missed)
 '''

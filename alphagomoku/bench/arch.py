@@ -55,7 +55,7 @@ def run(args) -> dict:
     import torch
 
     from alphagomoku.device import select_device
-    from alphagomoku.nn import ModelConfig, PolicyValueNet
+    from alphagomoku.nn import PolicyValueNet
     from alphagomoku.nn.inference_backend import resolve_backend
     from alphagomoku.nn.io import save_model
     from alphagomoku.selfplay.warmup import compile_selfplay_kernels
@@ -78,9 +78,7 @@ def run(args) -> dict:
         for arch in runs:
             cfg = _as_arch(base, arch)
             torch.manual_seed(args.seed)
-            model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                                      vcf_plane_budget=cfg.vcf_plane_budget,
-                                                      arch=arch)).eval()
+            model = PolicyValueNet(cfg.model).eval()
             weights = str(Path(tmp) / f"{arch}.pt")
             save_model(weights, model)
             spec = dataclasses.replace(worker_spec(cfg, choice), inference_backend=backend)

@@ -71,7 +71,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "cpu-hour); the flags below override single settings")
     p.add_argument("--preset", help="model preset (default: the recipe's)")
     p.add_argument("--board-size", type=int, help="board size (default: the recipe's)")
-    p.add_argument("--simulations", type=int, help="MCTS simulations per move (default: the recipe's)")
+    p.add_argument("--simulations", type=int,
+                   help="MCTS simulations per move (default: the recipe's; with progressive "
+                        "simulation, the count it rises to)")
     p.add_argument("--games-per-worker", type=int,
                    help="games each worker's task plays (the network batch unless "
                         "--games-at-once is smaller; default: the recipe's games_per_task)")
@@ -133,7 +135,9 @@ def recipe_config(args):
     if getattr(args, "graphs", None) is not None:
         flags["cuda_graphs"] = args.graphs
     changes = {k: v for k, v in flags.items() if v is not None}
-    changes.update(board_sizes="", rules="", variant_mix="")
+    # A benchmark times one search size: a recipe with progressive simulation is timed at the
+    # count it rises to, which a --simulations below its start would otherwise refuse.
+    changes.update(board_sizes="", rules="", variant_mix="", simulations_start=0)
     try:
         return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
     except ConfigError as e:
@@ -391,7 +395,7 @@ def run(args) -> dict:
     import torch
 
     from alphagomoku.device import select_device
-    from alphagomoku.nn import ModelConfig, PolicyValueNet
+    from alphagomoku.nn import PolicyValueNet
     from alphagomoku.nn.io import save_model
     from alphagomoku.selfplay.warmup import compile_selfplay_kernels
     from alphagomoku.train.selfplay_epoch import worker_spec
@@ -405,8 +409,7 @@ def run(args) -> dict:
                                   model_arch=model.config.arch,
                                   model_threat_planes=int(model.config.threat_planes))
     else:
-        model = PolicyValueNet(ModelConfig.preset(cfg.model_preset, cfg.board_size,
-                                                  vcf_plane_budget=cfg.vcf_plane_budget)).eval()
+        model = PolicyValueNet(cfg.model).eval()
     preset = model.config.label if args.model else cfg.model_preset
     backends, left_out = _backends(args.backends, choice.kind)
     if not backends:
