@@ -16,7 +16,7 @@ def parse(*argv):
 def test_defaults_cover_every_preset_and_the_issue_batch_sizes():
     args = parse()
     assert args.presets == ["tiny", "compact", "small", "medium", "large"]
-    assert args.batch_sizes == [1, 16, 64, 256] and args.board_size == 15
+    assert args.batch_sizes == [1, 16, 64, 256] and args.board_size is None and args.recipe is None
     assert args.device == "auto" and args.threads == "1,all"
     assert args.backends == ["torch", "onnx"]
 
@@ -28,6 +28,27 @@ def test_a_small_run_reports_a_rate_per_batch_and_thread_count():
     for key in ("tiny b1 t1", "tiny b4 t1", "tiny b1 t2", "tiny b4 t2"):
         assert result[key] > 0
     assert result["device"] == "cpu" and result["skipped"] == "none"
+    assert result["board_size"] == 7 and result["tiny network"].startswith("b")
+
+
+def test_a_recipe_times_the_network_it_builds():
+    from alphagomoku.train.config import TrainConfig
+    from alphagomoku.train.recipes import recipe_path
+
+    args = parse("--device", "cpu", "--recipe", "cpu-hour", "--batch-sizes", "2",
+                 "--board-size", "9", "--seconds", "0.05", "--threads", "1", "--backends", "torch")
+    result = bench.run(args)
+    built = TrainConfig.from_file(recipe_path("cpu-hour"), board_size=9).model
+    assert result["cpu-hour network"] == built.label and "+threats" in built.label
+    assert result["cpu-hour b2 t1"] > 0 and result["board_size"] == 9
+    assert not any(key.startswith("tiny ") for key in result)
+
+
+def test_an_unknown_recipe_is_a_usage_error_that_lists_the_recipes():
+    from alphagomoku.bench import UsageError
+
+    with pytest.raises(UsageError, match="cpu-hour"):
+        bench.run(parse("--device", "cpu", "--recipe", "no-such-recipe"))
 
 
 def test_onnx_is_measured_beside_torch_with_its_speed_up():

@@ -1,9 +1,11 @@
-"""Network evaluations per second through the Evaluator, per preset, batch size, CPU threads and inference backend.
+"""Network evaluations per second through the Evaluator, per network, batch size, CPU threads and inference backend.
 
-A figure is positions evaluated per second (planes in, priors and values out, as MCTS calls it),
-keyed ``"<preset> b<batch> t<threads>"`` for torch and ``"... onnx"`` for ONNX Runtime, whose
-speed-up over torch at the same setting is ``"... onnx/torch"`` (the two are measured back to
-back, so a busy machine slows both alike). On a CPU each measurement runs with one thread and
+The networks are the presets' (``--presets``) or the one a training recipe builds
+(``--recipe``: its preset with its input planes and shape). A figure is positions evaluated per
+second (planes in, priors and values out, as MCTS calls it), keyed
+``"<preset or recipe> b<batch> t<threads>"`` for torch and ``"... onnx"`` for ONNX Runtime,
+whose speed-up over torch at the same setting is ``"... onnx/torch"`` (the two are measured back
+to back, so a busy machine slows both alike). On a CPU each measurement runs with one thread and
 with all of them; a measurement whose single call would take longer than
 ``--max-call-seconds`` (estimated from the previous, smaller batch) is skipped and listed, so the
 default run stays within a few minutes on two cores.
@@ -46,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated presets (default: all)")
     parser.add_argument("--batch-sizes", type=_int_list, default=[1, 16, 64, 256],
                         help="comma-separated batch sizes (default 1,16,64,256)")
-    parser.add_argument("--board-size", type=int, default=15, help="board side (default 15)")
+    parser.add_argument("--recipe", metavar="NAME",
+                        help="time the untrained network this training recipe builds "
+                             "(configs/NAME.json: its preset, input planes and shape) instead "
+                             "of --presets")
+    parser.add_argument("--board-size", type=int,
+                        help="board side (default 15, or the recipe's main board)")
     parser.add_argument("--seconds", type=float, default=1.0,
                         help="time spent on each measurement (default 1)")
     parser.add_argument("--threads", default="1,all",
@@ -100,6 +107,26 @@ def measure(evaluator, batch: int, seconds: float, rng: np.random.Generator) -> 
             return calls * batch / elapsed
 
 
+def networks(args) -> list[tuple[str, ModelConfig]]:
+    """The networks to time, each with the name its figures are keyed by: the recipe's, or one
+    per preset."""
+    if not args.recipe:
+        size = args.board_size or 15
+        return [(preset, ModelConfig.preset(preset, size)) for preset in args.presets]
+    from alphagomoku.bench import UsageError
+    from alphagomoku.train.config import ConfigError, TrainConfig
+    from alphagomoku.train.recipes import recipe_path
+
+    changes = {"board_sizes": "", "rules": "", "variant_mix": ""}  # one board: the main one
+    if args.board_size:
+        changes["board_size"] = args.board_size
+    try:
+        config = TrainConfig.from_file(recipe_path(args.recipe), **changes)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    return [(args.recipe, config.model)]
+
+
 def run(args) -> dict:
     import torch
 
@@ -110,8 +137,8 @@ def run(args) -> dict:
     choice = dev.select_device(args.device)
     amp = AMP_MODES[args.amp]
     result: dict = {"device": str(choice.device), "device_name": choice.name,
-                    "torch": torch.__version__, "board_size": args.board_size,
-                    "seconds_per_measurement": args.seconds}
+                    "torch": torch.__version__, "seconds_per_measurement": args.seconds}
+    to_time = networks(args)
     backends = [b for b in args.backends if resolve_backend(b, choice.kind)[0] == b]
     left_out = [f"{b} ({resolve_backend(b, choice.kind)[1] or 'not on a CPU'})"
                 for b in args.backends if b not in backends]
@@ -121,11 +148,13 @@ def run(args) -> dict:
     saved_threads = torch.get_num_threads()
     rng = np.random.default_rng(0)
     try:
-        for preset in args.presets:
+        for name, config in to_time:
             torch.manual_seed(0)
-            model = PolicyValueNet(ModelConfig.preset(preset, args.board_size))
+            model = PolicyValueNet(config)
+            result["board_size"] = config.width
+            result[f"{name} network"] = config.label
             evaluator = Evaluator(model, choice.device, amp=amp)
-            # The best rate seen for this preset and backend so far: on a shared machine one
+            # The best rate seen for this network and backend so far: on a shared machine one
             # slow measurement must not get every larger batch skipped.
             best_rate: dict[str, float] = {}
             for threads in _thread_counts(args.threads, choice.kind):
@@ -136,7 +165,7 @@ def run(args) -> dict:
 
                     evaluators["onnx"] = OnnxEvaluator(model, threads=threads)
                 for batch in sorted(args.batch_sizes):
-                    base = f"{preset} b{batch} t{threads}"
+                    base = f"{name} b{batch} t{threads}"
                     for backend in backends:
                         key = base if backend == "torch" else f"{base} {backend}"
                         best = best_rate.get(backend)
