@@ -12,3 +12,18 @@ LONG_BENCHMARKS = ("learning", "scale", "train")
 
 class UsageError(ValueError):
     """Benchmark options that cannot work; scripts/benchmark.py prints the message and exits 2."""
+
+
+def load_recipe(name: str, *, one_board: bool = False, **changes):
+    """The TrainConfig of training recipe ``name`` with ``changes`` applied. ``one_board`` drops
+    the recipe's mix of boards and rules, keeping its main one, for benchmarks that time a single
+    setting. An unknown recipe or an impossible change is a UsageError that says why."""
+    from alphagomoku.train.config import ConfigError, TrainConfig
+    from alphagomoku.train.recipes import recipe_path
+
+    if one_board:
+        changes.update(board_sizes="", rules="", variant_mix="")
+    try:
+        return TrainConfig.from_file(recipe_path(name), **changes)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None

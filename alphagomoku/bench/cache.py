@@ -46,12 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> dict:
     import torch
 
-    from alphagomoku.bench import UsageError
+    from alphagomoku.bench import UsageError, load_recipe
     from alphagomoku.device import DeviceError, select_device
     from alphagomoku.eval.specs import CPU_HOUR_MODEL
-    from alphagomoku.train.config import ConfigError, TrainConfig
     from alphagomoku.train.selfplay_epoch import worker_spec
-    from alphagomoku.train.recipes import recipe_path
 
     for name in ("repeats", "plies"):
         if getattr(args, name) < 1:
@@ -61,10 +59,7 @@ def run(args) -> dict:
     if not args.time_per_move > 0:
         raise UsageError("--time-per-move must be a positive number of seconds")
     path = str(args.model or CPU_HOUR_MODEL)
-    try:
-        cfg = TrainConfig.from_file(recipe_path(args.recipe), device="cpu")
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
+    cfg = load_recipe(args.recipe, device="cpu")
     try:
         torch_device = select_device(args.device)
     except DeviceError as e:

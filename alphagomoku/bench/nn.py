@@ -113,18 +113,10 @@ def networks(args) -> list[tuple[str, ModelConfig]]:
     if not args.recipe:
         size = args.board_size or 15
         return [(preset, ModelConfig.preset(preset, size)) for preset in args.presets]
-    from alphagomoku.bench import UsageError
-    from alphagomoku.train.config import ConfigError, TrainConfig
-    from alphagomoku.train.recipes import recipe_path
+    from alphagomoku.bench import load_recipe
 
-    changes = {"board_sizes": "", "rules": "", "variant_mix": ""}  # one board: the main one
-    if args.board_size:
-        changes["board_size"] = args.board_size
-    try:
-        config = TrainConfig.from_file(recipe_path(args.recipe), **changes)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
-    return [(args.recipe, config.model)]
+    changes = {"board_size": args.board_size} if args.board_size else {}
+    return [(args.recipe, load_recipe(args.recipe, one_board=True, **changes).model)]
 
 
 def run(args) -> dict:

@@ -122,9 +122,7 @@ def recipe_config(args):
     """The TrainConfig whose self-play is timed: the recipe, with the flags that were given, on
     one board and rule (the recipe's main ones, or ``--board-size``): a recipe that mixes
     several is timed on that one."""
-    from alphagomoku.bench import UsageError
-    from alphagomoku.train.config import ConfigError, TrainConfig
-    from alphagomoku.train.recipes import recipe_path
+    from alphagomoku.bench import load_recipe
 
     flags = {"model_preset": args.preset, "board_size": args.board_size,
              "simulations": args.simulations, "games_per_task": args.games_per_worker,
@@ -137,11 +135,8 @@ def recipe_config(args):
     changes = {k: v for k, v in flags.items() if v is not None}
     # A benchmark times one search size: a recipe with progressive simulation is timed at the
     # count it rises to, which a --simulations below its start would otherwise refuse.
-    changes.update(board_sizes="", rules="", variant_mix="", simulations_start=0)
-    try:
-        return TrainConfig.from_file(recipe_path(args.recipe), device=args.device, **changes)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
+    changes["simulations_start"] = 0
+    return load_recipe(args.recipe, one_board=True, device=args.device, **changes)
 
 
 def _positive_int(text: str) -> int:

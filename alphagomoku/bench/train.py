@@ -74,21 +74,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args, run_dir: str, threads: int, amp: str):
-    from alphagomoku.bench import UsageError
-    from alphagomoku.train.config import ConfigError, TrainConfig
-    from alphagomoku.train.recipes import recipe_path
+    from alphagomoku.bench import load_recipe
 
     changes = {k: v for k, v in {"model_preset": args.preset, "batch_size": args.batch_size}.items()
                if v is not None}
-    try:
-        return TrainConfig.from_file(recipe_path(args.recipe), device=args.device,
-                                     run_dir=run_dir, seed=args.seed, batch_threads=threads,
-                                     steps_per_epoch=args.steps, parallel_workers=0,
-                                     buffer_positions=max(args.positions, 1024),
-                                     min_buffer_positions=1, ema_decay=0.0, train_amp=amp,
-                                     **changes)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
+    return load_recipe(args.recipe, device=args.device, run_dir=run_dir, seed=args.seed,
+                       batch_threads=threads, steps_per_epoch=args.steps, parallel_workers=0,
+                       buffer_positions=max(args.positions, 1024), min_buffer_positions=1,
+                       ema_decay=0.0, train_amp=amp, **changes)
 
 
 def _source_positions(args, game):
