@@ -7,7 +7,8 @@ targets on the 20x20 ones. Self-play then goes on from the result:
 
     python scripts/distill.py --teacher alphagomoku/assets/cpu-hour.pt \\
         --student alphagomoku/assets/default.pt --positions runs/all-rules --out runs/distilled.pt
-    python scripts/train.py --recipe kata-all-rules --init-weights runs/distilled.pt --run-dir runs/next
+    python scripts/train.py --recipe kata-all-rules --model-blocks 4 \\
+        --init-weights runs/distilled.pt --run-dir runs/next
 """
 
 from __future__ import annotations
