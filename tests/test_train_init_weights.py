@@ -183,8 +183,9 @@ def test_a_run_with_the_threat_planes_starts_computing_what_the_network_without_
 
 
 @pytest.mark.parametrize("blocks, batch_norm, words", [
-    (4, 1, "blocks=2"),   # batch norm's statistics would not start as the identity
-    (1, 0, "blocks=2"),   # a network does not shrink
+    (4, 1, "blocks=2 (this run: 4); add --model-blocks 2 to match it"),  # batch norm's
+    # statistics would not start as the identity
+    (1, 0, "blocks=2 (this run: 1); add --model-blocks 2 to match it"),  # nor does one shrink
 ])
 def test_depth_grows_only_without_batch_norm(tmp_path, blocks, batch_norm, words):
     from alphagomoku.train.loop import Trainer
@@ -197,8 +198,9 @@ def test_depth_grows_only_without_batch_norm(tmp_path, blocks, batch_norm, words
 
 
 @pytest.mark.parametrize("preset, arch, width, words", [
-    ("small", "kata", 9, "channels="),       # another size of network
-    ("tiny", "az", 7, "arch='az'"),          # another shape
+    # Another size of network, whose value head no flag but the preset sets.
+    ("small", "kata", 9, "channels=64 (this run: 32)"),
+    ("tiny", "az", 7, "arch='az' (this run: 'kata'); add --model-arch az to match it"),
 ])
 def test_weights_of_another_network_are_refused_naming_what_differs(tmp_path, preset, arch, width,
                                                                     words):
@@ -208,6 +210,7 @@ def test_weights_of_another_network_are_refused_naming_what_differs(tmp_path, pr
     with pytest.raises(CheckpointError, match="--init-weights") as caught:
         Trainer(_config(tmp_path, init_weights=str(tmp_path / "other.pt")), progress=False)
     assert words in str(caught.value)
+    assert ("choose the run's --model-preset" in str(caught.value)) == (preset != "tiny")
     assert not (tmp_path / "run" / "checkpoints").exists()
 
 

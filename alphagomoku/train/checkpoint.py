@@ -156,6 +156,30 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     return save_model(out, model)
 
 
+# The train.py flag that sets each network field, for an --init-weights error to name.
+_FLAG_OF_FIELD = {"blocks": "--model-blocks", "channels": "--model-channels",
+                  "arch": "--model-arch", "batch_norm": "--model-batch-norm",
+                  "threat_planes": "--model-threat-planes",
+                  "global_pooling": "--model-global-pooling",
+                  "vcf_plane_budget": "--vcf-plane-budget", "width": "--board-size"}
+
+
+# Fields that follow from others: the input planes from the shape and the inputs, a square
+# board's height from its width.
+_DERIVED_FIELDS = {"num_planes", "height"}
+
+
+def flags_to_match(saved: ModelConfig, config: ModelConfig) -> list[str] | None:
+    """The train.py flags, with values (bools as 0/1), that make the run's network ``config``
+    the ``saved`` one; None where a field they do not set differs too (a preset's value head)."""
+    a, b = saved.to_dict(), config.to_dict()
+    differ = {k for k in b if a.get(k) != b[k]} - _DERIVED_FIELDS
+    if differ - _FLAG_OF_FIELD.keys() or saved.width != saved.height:
+        return None
+    return [f"{_FLAG_OF_FIELD[k]} {int(a[k]) if isinstance(a[k], bool) else a[k]}"
+            for k in _FLAG_OF_FIELD if k in differ]
+
+
 def config_difference(theirs: ModelConfig, mine: ModelConfig, mine_name: str = "the first") -> str:
     """The fields in which two network configs differ, as ``field=theirs (mine_name: mine)``."""
     a, b = theirs.to_dict(), mine.to_dict()
@@ -217,8 +241,10 @@ def starting_weights(path: str | Path, config: ModelConfig) -> dict:
         return grown_state(saved, kept, config)
     if saved != config:
         differ = config_difference(saved, config, "this run")
-        raise CheckpointError(f"--init-weights: {path} holds another network: {differ}; choose the "
-                              "run's --model-preset, --model-arch and other network flags to match it")
+        flags = flags_to_match(saved, config)
+        hint = f"add {' '.join(flags)} to match it" if flags else \
+            "choose the run's --model-preset, --model-arch and other network flags to match it"
+        raise CheckpointError(f"--init-weights: {path} holds another network: {differ}; {hint}")
     # Loaded into a network of this shape once here, so weights that do not fit (a damaged
     # file whose config is right) fail with the same clear error as a player's would.
     try:
