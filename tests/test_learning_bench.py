@@ -197,6 +197,16 @@ def test_benchmark_options_become_a_budgeted_config(tmp_path):
 
 
 # -- the benchmark end to end --------------------------------------------------------------------
+def test_the_speed_probe_times_the_tiny_network_on_the_backend_cpu_workers_use():
+    from alphagomoku.bench.machine import forward_speed
+    from alphagomoku.nn.inference_backend import resolve_backend
+
+    assert forward_speed(0) is None  # --speed-probe-seconds 0 skips it
+    figure = forward_speed(0.05, repeats=2)
+    assert figure["backend"] == resolve_backend("onnx", "cpu")[0]
+    assert len(figure["positions_per_second"]) == 2 and figure["median"] > 0
+
+
 @pytest.mark.slow
 def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compares(tmp_path):
     config = tmp_path / "tiny.json"
@@ -205,7 +215,8 @@ def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compare
     ladder = ["--games", "4", "--rung", "random", "--rung", "pure:20", "--net-simulations", "4",
               "--workers", "0", "--opening-moves", "2"]
     done = script("benchmark.py", ["learning", "--minutes", "0.05", "--config", str(config),
-                                   "--out", str(run), "--snapshots", "2", "--json", *ladder])
+                                   "--out", str(run), "--snapshots", "2", "--json",
+                                   "--speed-probe-seconds", "0.05", *ladder])
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)["learning"]
     assert report == json.loads((run / "learning.json").read_text())
@@ -215,6 +226,14 @@ def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compare
     assert 0 < report["training"]["clock_minutes"] <= report["snapshots"][-1]["minutes"] + 0.0005
     assert report["snapshots"][-1]["minutes"] >= 0.05
     assert [e["mark_minutes"] for e in report["snapshots"]] == [0.025, 0.05]
+    # The machine's speed, timed before and after training, with each of its three figures.
+    speed = report["training"]["machine_speed"]
+    assert list(speed) == ["before_training", "after_training"]
+    for figure in speed.values():
+        assert figure["probe"] == "tiny network, 15x15, batch 64, one thread"
+        rates = figure["positions_per_second"]
+        assert len(rates) == 3 and min(rates) > 0 and min(rates) <= figure["median"] <= max(rates)
+    assert done.stderr.count("machine speed (tiny network") == 2
     # Progress without a terminal: a line per epoch and per match, no progress bars.
     assert "epoch 1 (" in done.stderr and "vs pure:20: +" in done.stderr and "\r" not in done.stderr
     for entry in report["snapshots"]:
@@ -242,6 +261,7 @@ def test_learning_benchmark_reports_every_rung_by_colour_and_replays_and_compare
     again = script("benchmark.py", ["learning", "--evaluate", str(run), "--json", *ladder])
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(again.stdout)["learning"]["snapshots"] == report["snapshots"]
+    assert json.loads(again.stdout)["learning"]["training"]["machine_speed"] == speed
     assert "vs random: +" not in again.stderr
     refused = script("benchmark.py", ["learning", "--evaluate", str(run), "--minutes", "3"])
     assert refused.returncode == 2 and "--minutes" in refused.stderr

@@ -1,13 +1,14 @@
 """Learning: train from scratch for M minutes, then play each snapshot against a fixed ladder.
 
 Training is the ordinary trainer (:class:`alphagomoku.train.loop.Trainer`) with a time budget of
-M minutes and a snapshot every M/K minutes (K = ``--snapshots``, 6 by default). Only after the
-training ends does the ladder start, so that no match takes CPU from the timed run. Each snapshot
-(the network with ``--net-simulations`` simulations a move) plays every rung of the ladder
-(``random``, ``pure:1000``, ``pure:5000`` unless ``--rung`` says otherwise, plus
-``engine:COMMAND`` with ``--engine``), ``--games`` games each, every opening once with each
-colour. The openings are the arena's (:func:`alphagomoku.eval.arena.make_openings`): the same
-fixed list for every snapshot and rung, so the curve compares like with like.
+M minutes and a snapshot every M/K minutes (K = ``--snapshots``, 6 by default), with the
+machine's speed probe (:func:`alphagomoku.bench.machine.forward_speed`) timed just before and
+just after it. Only after the training ends does the ladder start, so that no match takes CPU
+from the timed run. Each snapshot (the network with ``--net-simulations`` simulations a move)
+plays every rung of the ladder (``random``, ``pure:1000``, ``pure:5000`` unless ``--rung`` says
+otherwise, plus ``engine:COMMAND`` with ``--engine``), ``--games`` games each, every opening
+once with each colour. The openings are the arena's (:func:`alphagomoku.eval.arena.make_openings`):
+the same fixed list for every snapshot and rung, so the curve compares like with like.
 
 Everything stays in the run directory: the training run itself, ``ladder/`` (each match's result
 and games), ``learning.json`` (the report, rewritten after every match, so an interrupted ladder
@@ -29,6 +30,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from alphagomoku.bench import UsageError
+from alphagomoku.bench.learning_plot import finish_plot, plot_comparison, title
 
 DEFAULT_LADDER = ("random", "pure:1000", "pure:5000")
 # Settings a learning run fixes whatever the recipe says: time, not the epoch count, ends it, and
@@ -68,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stones of each ladder opening, placed near the centre (default 3: "
                         "white to move, see docs/benchmarks.md)")
     p.add_argument("--seed", type=int, metavar="N", default=0, help="seed of the training run and the openings")
+    p.add_argument("--speed-probe-seconds", type=float, metavar="S", default=1.0,
+                   help="before and after training, time the machine's speed probe (the tiny "
+                        "network's forward pass, batch 64, one thread) three times for S seconds "
+                        "each and record it in learning.json; 0 skips it (default 1)")
     p.add_argument("--evaluate", metavar="DIR",
                    help="no training: play the ladder for the snapshots of the learning run in DIR")
     p.add_argument("--compare", nargs="+", metavar="JSON",
@@ -297,123 +303,6 @@ def colour_share(rows: list[dict], after_epoch: int = 3) -> dict | None:
     return None if worst is None else {"after_epoch": after_epoch, "max": worst}
 
 
-def _score_interval(part: dict) -> tuple[float, float]:
-    from alphagomoku.eval.elo import score_from_elo
-
-    return score_from_elo(part["elo"]["lower"]), score_from_elo(part["elo"]["upper"])
-
-
-def _curve(report: dict, rung: str, side: str | None = None):
-    xs, ys, lo, hi = [], [], [], []
-    for entry in report["snapshots"]:
-        s = entry.get("results", {}).get(rung)
-        if s is None:
-            continue
-        part = s if side is None else s[side]
-        a, b = _score_interval(part)
-        xs.append(entry["minutes"])
-        ys.append(part["score"])
-        # An all-won or all-lost match has its interval around the clamped score: keep the
-        # bar on the measured point's side.
-        lo.append(max(part["score"] - a, 0.0))
-        hi.append(max(b - part["score"], 0.0))
-    return xs, ys, [lo, hi]
-
-
-def _title(report: dict) -> str:
-    c = report["config"]
-    return (f"recipe {report['recipe']}: {c['model_preset']} network, {c['board_size']}x{c['board_size']} "
-            f"({c['n_in_row']} in a row), {report['minutes']:g} min; network at "
-            f"{report['ladder']['net_simulations']} simulations, {report['ladder']['games']} games a point")
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    return plt
-
-
-def plot_report(report: dict, out: Path) -> bool:
-    """Score against training minutes, one line per rung (left: both colours, with the 95%
-    interval; right: as black and as white). False, with nothing drawn, without matplotlib."""
-    plt = _pyplot()
-    if plt is None:
-        return False
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
-    for i, rung in enumerate(report["ladder"]["rungs"]):
-        colour = f"C{i}"
-        xs, ys, err = _curve(report, rung)
-        left.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=colour, label=rung)
-        for side, style, label in (("as_black", "-", "as black"), ("as_white", "--", "as white")):
-            xs, ys, _ = _curve(report, rung, side)
-            right.plot(xs, ys, style, marker="o" if side == "as_black" else "s", color=colour,
-                       label=f"{rung} {label}")
-    for ax, title in ((left, "score (95% interval)"), (right, "score by the network's colour")):
-        ax.set_xlabel("training minutes")
-        ax.set_ylim(-0.03, 1.03)
-        ax.axhline(0.5, color="grey", lw=0.5)
-        ax.set_title(title)
-        ax.legend(fontsize=8)
-    left.set_ylabel("network's score")
-    fig.suptitle(_title(report), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
-    return True
-
-
-def plot_comparison(reports: list[dict], labels: list[str], out: Path) -> bool:
-    """One column per rung; the top row the score of each run, the bottom row by colour."""
-    plt = _pyplot()
-    if plt is None:
-        return False
-    rungs: list[str] = []
-    for r in reports:
-        rungs += [x for x in r["ladder"]["rungs"] if x not in rungs]
-    fig, axes = plt.subplots(2, len(rungs), figsize=(5 * len(rungs), 8), sharey=True, squeeze=False)
-    for j, rung in enumerate(rungs):
-        top, bottom = axes[0][j], axes[1][j]
-        for i, (report, label) in enumerate(zip(reports, labels)):
-            colour = f"C{i}"
-            xs, ys, err = _curve(report, rung)
-            if xs:
-                top.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=colour, label=label)
-            for side, style in (("as_black", "-"), ("as_white", "--")):
-                xs, ys, _ = _curve(report, rung, side)
-                if xs:
-                    bottom.plot(xs, ys, style, marker="o" if side == "as_black" else "s",
-                                color=colour, label=f"{label} {side.replace('_', ' ')}")
-        top.set_title(f"vs {rung}")
-        bottom.set_title(f"vs {rung}, by the network's colour")
-        for ax in (top, bottom):
-            ax.set_xlabel("training minutes")
-            ax.set_ylim(-0.03, 1.03)
-            ax.axhline(0.5, color="grey", lw=0.5)
-            ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("network's score")
-    axes[1][0].set_ylabel("network's score")
-    fig.suptitle("\n".join(_title(r) for r in reports), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
-    return True
-
-
-def _finish_plot(report: dict, run_dir: Path) -> None:
-    png = run_dir / "learning.png"
-    if plot_report(report, png):
-        report["png"] = str(png)
-        report.pop("png_note", None)
-    else:
-        report["png"] = None
-        report["png_note"] = "matplotlib is not installed: no PNG (pip install matplotlib)"
-
-
 # -- the modes -----------------------------------------------------------------------------------
 def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
@@ -458,7 +347,7 @@ def run(args) -> dict:
     if args.compare:
         return _compare(args)
     from alphagomoku.atomic import atomic_write_text
-    from alphagomoku.bench.machine import describe
+    from alphagomoku.bench.machine import describe, forward_speed
     from alphagomoku.train.budget import read_index
     from alphagomoku.train.config import TrainConfig
 
@@ -466,6 +355,7 @@ def run(args) -> dict:
     rungs = _ladder(args)
     wall = None
     load: dict = {}  # 1-minute load averages: a busy machine slows the timed run
+    speed: dict = {}  # the speed probe: a slower machine trains fewer positions in the same minutes
     if args.evaluate:
         given = [f"--{k.replace('_', '-')}" for k in ("minutes", "recipe", "config", "set", "preset",
                                                       "board", "n_in_row", "out")
@@ -483,6 +373,7 @@ def run(args) -> dict:
         wall = (previous.get("training") or {}).get("wall_minutes")
         wall = None if wall is None else wall * 60
         load = (previous.get("training") or {}).get("load_average") or {}
+        speed = (previous.get("training") or {}).get("machine_speed") or {}
         minutes = cfg.time_budget_minutes
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -496,16 +387,20 @@ def run(args) -> dict:
                              f"ladder again with --evaluate {run_dir}")
         minutes = args.minutes
         load["start"] = _load_average()
+        speed["before_training"] = _probe(forward_speed, args.speed_probe_seconds)
         if load["start"] is not None and load["start"] > 0.5 * (os.cpu_count() or 1):
             _log(f"note: load average {load['start']:.1f} before training on {os.cpu_count()} cores: "
                  "other work shares the CPU, and the timed run will show it")
         wall = _train(cfg, progress)
         load["after_training"] = _load_average()
+        speed["after_training"] = _probe(forward_speed, args.speed_probe_seconds)
+        speed = {k: v for k, v in speed.items() if v is not None}
     workers = args.workers if args.workers is not None else cfg.parallel_workers
     report = {
         "benchmark": "learning", "recipe": label, "recipe_file": recipe_file, "minutes": minutes,
         "run_dir": str(run_dir), "machine": describe(), "config": cfg.to_dict(),
-        "training": {**training_summary(run_dir, wall), "load_average": load or None},
+        "training": {**training_summary(run_dir, wall), "load_average": load or None,
+                     "machine_speed": speed or None},
         "ladder": {"rungs": rungs, "games": args.games, "net_simulations": args.net_simulations,
                    "opening_moves": args.opening_moves, "seed": args.seed, "workers": workers,
                    "network": f"net:SNAPSHOT:{args.net_simulations}"},
@@ -525,11 +420,19 @@ def run(args) -> dict:
          f"{workers} workers")
     play_ladder(report, run_dir, [v.game for v in cfg.variants], workers, cfg.device, progress,
                 _log, save)
-    _finish_plot(report, run_dir)
+    finish_plot(report, run_dir)
     save()
     _log(f"report: {run_dir / 'learning.json'}" + (f", picture: {report['png']}" if report["png"]
                                                     else f" ({report['png_note']})"))
     return report
+
+
+def _probe(forward_speed, seconds: float) -> dict | None:
+    figure = forward_speed(seconds)
+    if figure is not None:
+        _log(f"machine speed ({figure['probe']}, {figure['backend']}): "
+             + ", ".join(f"{r:,.0f}" for r in figure["positions_per_second"]) + " positions/s")
+    return figure
 
 
 def _load_average() -> float | None:
@@ -573,11 +476,14 @@ def print_text(result: dict) -> None:
             print(f"  {label} at {final['minutes']:.1f} min (epoch {final['epoch']}): {scores}")
         return
     t = result["training"]
-    print(f"== learning: {_title(result)}")
+    print(f"== learning: {title(result)}")
     wall = "?" if t["wall_minutes"] is None else f"{t['wall_minutes']:.1f}"
     print(f"  training: {wall} min, {t['epochs']} epochs, {t['games']} games "
           f"(black {t['black_wins']}, white {t['white_wins']}, draws {t['draws']}), "
           f"{t['positions']} positions")
+    for when, figure in (t.get("machine_speed") or {}).items():
+        print(f"  machine speed {when.replace('_', ' ')}: {figure['median']:,.0f} positions/s "
+              f"({figure['probe']}, {figure['backend']}; the median of three)")
     if t.get("colour_share"):
         m = t["colour_share"]["max"]
         print(f"  largest colour share from openings after epoch {t['colour_share']['after_epoch']}: "
