@@ -347,7 +347,7 @@ def run(args) -> dict:
     if args.compare:
         return _compare(args)
     from alphagomoku.atomic import atomic_write_text
-    from alphagomoku.bench.machine import describe, forward_speed
+    from alphagomoku.bench.machine import describe
     from alphagomoku.train.budget import read_index
     from alphagomoku.train.config import TrainConfig
 
@@ -387,13 +387,13 @@ def run(args) -> dict:
                              f"ladder again with --evaluate {run_dir}")
         minutes = args.minutes
         load["start"] = _load_average()
-        speed["before_training"] = _probe(forward_speed, args.speed_probe_seconds)
+        speed["before_training"] = _probe(args.speed_probe_seconds)
         if load["start"] is not None and load["start"] > 0.5 * (os.cpu_count() or 1):
             _log(f"note: load average {load['start']:.1f} before training on {os.cpu_count()} cores: "
                  "other work shares the CPU, and the timed run will show it")
         wall = _train(cfg, progress)
         load["after_training"] = _load_average()
-        speed["after_training"] = _probe(forward_speed, args.speed_probe_seconds)
+        speed["after_training"] = _probe(args.speed_probe_seconds)
         speed = {k: v for k, v in speed.items() if v is not None}
     workers = args.workers if args.workers is not None else cfg.parallel_workers
     report = {
@@ -427,7 +427,9 @@ def run(args) -> dict:
     return report
 
 
-def _probe(forward_speed, seconds: float) -> dict | None:
+def _probe(seconds: float) -> dict | None:
+    from alphagomoku.bench.machine import forward_speed
+
     figure = forward_speed(seconds)
     if figure is not None:
         _log(f"machine speed ({figure['probe']}, {figure['backend']}): "
